@@ -1,0 +1,201 @@
+"""The one small interface every game implements, and what it is made of.
+
+A ``Game`` is a stateless rule book; a state is an immutable, hashable value that the game
+creates (``deal``) and transforms (``apply``). Moves are small ``Move`` values with a
+per-game text notation (``parse_move`` / ``format_move``). Illegal input raises
+``IllegalMove`` or ``NotationError`` with a sentence a player can read; the state passed in
+is never changed (it cannot be: states are frozen).
+"""
+
+from __future__ import annotations
+
+import enum
+from abc import ABC, abstractmethod
+from collections import deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, TypeVar
+
+from .cards import Card
+from .shuffle import check_deal_number, deal_label, keyed_shuffle
+
+
+class IllegalMove(ValueError):
+    """A well-formed move that the rules do not allow in this state."""
+
+
+class NotationError(ValueError):
+    """Text that is not a move in this game's notation."""
+
+
+class Outcome(str, enum.Enum):
+    PLAYING = "playing"
+    WON = "won"
+    STUCK = "stuck"  # lost: no move left that could ever bring another card home
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    home: int  # cards on the foundations (Clock: cards face up on their hour)
+    total: int
+
+    def to_json(self) -> dict[str, int]:
+        return {"home": self.home, "total": self.total}
+
+
+class Kind(str, enum.Enum):
+    """What a move does; each game documents how it reads ``src`` and ``dst``."""
+
+    HOME = "home"  # a card to a foundation
+    BUILD = "build"  # a card (or run) onto a tableau pile
+    SHIFT = "shift"  # a foundation's top card to the other foundation of its suit
+    REDEAL = "redeal"
+    STOCK = "stock"  # turn / deal from the stock
+    PLAY = "play"  # Clock: play the card in hand
+    EXCHANGE = "exchange"  # Clock: swap the fourth King for a face-down card
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    kind: Kind
+    src: int = 0
+    dst: int = 0
+
+
+def require_unused(move: Move, *, src: bool = False, dst: bool = False) -> None:
+    """Refuse a move whose unused fields are set, so each move has one canonical value."""
+    if (not src and move.src) or (not dst and move.dst):
+        raise IllegalMove(f"malformed {move.kind.value} move: {move.src=}, {move.dst=}")
+
+
+# Moves that can put a card home or bring new cards into play; anything else only
+# rearranges what is already visible.
+PRODUCTIVE = frozenset({Kind.HOME, Kind.REDEAL, Kind.STOCK, Kind.PLAY, Kind.EXCHANGE})
+
+S = TypeVar("S")
+
+
+class Game(ABC, Generic[S]):
+    """Rules of one game. Subclasses set ``id``/``name``/``summary`` and the methods."""
+
+    id: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    # How far ``outcome`` searches rearranging moves for a way to progress before it
+    # gives the player the benefit of the doubt.
+    stuck_search_limit: ClassVar[int] = 2000
+
+    # --- dealing -------------------------------------------------------------------
+    @abstractmethod
+    def deck(self) -> list[Card]:
+        """The unshuffled cards that the shuffle permutes (see docs/shuffle.md)."""
+
+    @abstractmethod
+    def deal_from(self, cards: Sequence[Card]) -> S:
+        """The starting state for a shuffled card sequence."""
+
+    def deal(self, deal_number: int, secret: bytes) -> S:
+        check_deal_number(deal_number)
+        return self.deal_from(keyed_shuffle(self.deck(), secret, deal_label(self.id, deal_number)))
+
+    # --- rules ---------------------------------------------------------------------
+    @abstractmethod
+    def legal_moves(self, state: S) -> list[Move]:
+        """Every legal move, in a deterministic order."""
+
+    @abstractmethod
+    def apply(self, state: S, move: Move) -> S:
+        """The state after ``move``; raises ``IllegalMove`` saying why it is not allowed."""
+
+    @abstractmethod
+    def progress(self, state: S) -> Progress: ...
+
+    def is_won(self, state: S) -> bool:
+        p = self.progress(state)
+        return p.home == p.total
+
+    def is_shuttle(self, state: S, move: Move) -> bool:
+        """True for a legal move that cannot open anything (rules.md: shuttling)."""
+        return False
+
+    def outcome(self, state: S) -> Outcome:
+        """Won, stuck (no move left that could ever bring another card home), or playing."""
+        if self.is_won(state):
+            return Outcome.WON
+        moves = [m for m in self.legal_moves(state) if not self.is_shuttle(state, m)]
+        if not moves:
+            return Outcome.STUCK
+        if any(m.kind in PRODUCTIVE for m in moves):
+            return Outcome.PLAYING
+        return Outcome.PLAYING if self._progress_reachable(state, moves) else Outcome.STUCK
+
+    def _progress_reachable(self, start: S, first_moves: list[Move]) -> bool:
+        """Breadth-first over rearranging moves, looking for any productive move."""
+        seen = {start}
+        queue: deque[tuple[S, list[Move]]] = deque([(start, first_moves)])
+        while queue:
+            state, moves = queue.popleft()
+            for move in moves:
+                nxt = self.apply(state, move)
+                if nxt in seen:
+                    continue
+                if len(seen) >= self.stuck_search_limit:
+                    return True  # too big to decide cheaply: not declared stuck
+                seen.add(nxt)
+                nxt_moves = [m for m in self.legal_moves(nxt) if not self.is_shuttle(nxt, m)]
+                if any(m.kind in PRODUCTIVE for m in nxt_moves):
+                    return True
+                queue.append((nxt, nxt_moves))
+        return False
+
+    # --- what players and logs see -------------------------------------------------
+    @abstractmethod
+    def view(self, state: S) -> dict[str, Any]:
+        """The player's view as JSON-able data: no face-down card, no stock order."""
+
+    @abstractmethod
+    def snapshot(self, state: S) -> dict[str, Any]:
+        """The whole state as JSON-able data, hidden cards included. Server-side only."""
+
+    @abstractmethod
+    def all_cards(self, state: S) -> list[Card]:
+        """Every card in the state, wherever it is (for conservation checks)."""
+
+    @abstractmethod
+    def parse_move(self, text: str) -> Move:
+        """Parse this game's notation; raises ``NotationError``."""
+
+    @abstractmethod
+    def format_move(self, move: Move) -> str: ...
+
+    def describe(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "summary": self.summary}
+
+
+class ReplayError(ValueError):
+    """A move log line that does not parse or is illegal where it stands."""
+
+    def __init__(self, line: int, text: str, reason: str) -> None:
+        super().__init__(f"line {line}: {text!r}: {reason}")
+        self.line = line
+        self.text = text
+        self.reason = reason
+
+
+def replay(game: Game[S], state: S, lines: Iterable[str]) -> tuple[S, int]:
+    """Apply a move log (one move per line; blank lines and ``#`` comments skipped).
+
+    Returns the final state and the number of moves applied; raises ``ReplayError`` at the
+    first bad line.
+    """
+    applied = 0
+    for number, raw in enumerate(lines, start=1):
+        text = raw.split("#", 1)[0].strip()
+        if not text:
+            continue
+        try:
+            state = game.apply(state, game.parse_move(text))
+        except (IllegalMove, NotationError) as exc:
+            raise ReplayError(number, text, str(exc)) from None
+        applied += 1
+    return state, applied

@@ -1,0 +1,213 @@
+"""Perseverance: twelve face-up piles built down by suit, runs move, two redeals.
+
+Also the base of its family: ``perseverance_a`` (Kings to the bottom in the first deal) and
+``cruel`` (single cards only, redeals whenever a card went home since the last deal)
+override only what differs.
+
+Notation (piles numbered 1-12):
+- ``3>f``  the top card of pile 3 to its foundation (``3f`` is accepted too)
+- ``3>7``  the unit from pile 3 whose bottom card fits on pile 7's top card; in
+  Perseverance that is a single card or a same-suit run (the target decides how many)
+- ``r``    redeal
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .base import Game, IllegalMove, Kind, Move, NotationError, Progress, require_unused
+from .cards import ACE, Card, code, codes, label, standard_deck
+from .piles import Pile, SuitFoundations, deal_in_chunks, pile_error, replace, top_run
+
+PILES = 12
+PILE_SIZE = 4
+
+
+@dataclass(frozen=True, slots=True)
+class PerseveranceState:
+    piles: tuple[Pile, ...]  # 12 piles, bottom to top
+    foundations: tuple[int, ...]  # top rank per suit; every game starts with the Aces
+    redeals: int = 0  # redeals used
+    homed_since_deal: bool = False  # a card went home since the last (re)deal (Cruel)
+
+
+_MOVE = re.compile(r"^(\d{1,2})\s*(?:>|-|\s)?\s*(f|\d{1,2})$")
+REDEAL = Move(Kind.REDEAL)
+
+
+class Perseverance(Game[PerseveranceState]):
+    id = "perseverance"
+    name = "Perseverance"
+    summary = "12 open piles built down in suit; runs move as a unit; two redeals."
+    max_redeals: int | None = 2  # None: unlimited
+    runs_move = True
+
+    # --- dealing -------------------------------------------------------------------
+    def deck(self) -> list[Card]:
+        return [c for c in standard_deck() if c >> 2 != ACE]
+
+    def deal_from(self, cards: Sequence[Card]) -> PerseveranceState:
+        return PerseveranceState(
+            piles=deal_in_chunks(cards, PILE_SIZE, PILES), foundations=(ACE,) * 4
+        )
+
+    # --- rules ---------------------------------------------------------------------
+    def may_redeal(self, state: PerseveranceState) -> bool:
+        return self.max_redeals is None or state.redeals < self.max_redeals
+
+    def _redeal_refusal(self, state: PerseveranceState) -> str:
+        return f"no redeals left (all {self.max_redeals} used)"
+
+    def legal_moves(self, state: PerseveranceState) -> list[Move]:
+        piles, found = state.piles, state.foundations
+        moves: list[Move] = []
+        tops: dict[Card, int] = {}
+        for i, pile in enumerate(piles):
+            if pile:
+                tops[pile[-1]] = i
+                if found[pile[-1] & 3] + 1 == pile[-1] >> 2:
+                    moves.append(Move(Kind.HOME, i))
+        for i, pile in enumerate(piles):
+            if not pile:
+                continue
+            unit = top_run(pile) if self.runs_move else 1
+            for c in pile[-unit:]:
+                target = tops.get(c + 4)
+                if target is not None:
+                    moves.append(Move(Kind.BUILD, i, target))
+        if self.may_redeal(state) and any(piles):
+            moves.append(REDEAL)
+        return moves
+
+    def apply(self, state: PerseveranceState, move: Move) -> PerseveranceState:
+        kind = move.kind
+        if kind is Kind.HOME:
+            require_unused(move, src=True)
+            pile = self._pile(state, move.src)
+            c = pile[-1]
+            if not SuitFoundations.accepts(state.foundations, c):
+                raise SuitFoundations.refuse(state.foundations, c)
+            return PerseveranceState(
+                replace(state.piles, {move.src: pile[:-1]}),
+                SuitFoundations.add(state.foundations, c),
+                state.redeals,
+                True,
+            )
+        if kind is Kind.BUILD:
+            return self._build(state, move.src, move.dst)
+        if kind is Kind.REDEAL:
+            require_unused(move)
+            if not self.may_redeal(state):
+                raise IllegalMove(self._redeal_refusal(state))
+            if not any(state.piles):
+                raise IllegalMove("there are no cards left to redeal")
+            gathered = [c for pile in state.piles for c in pile]
+            return PerseveranceState(
+                deal_in_chunks(gathered, PILE_SIZE, PILES),
+                state.foundations,
+                state.redeals + 1,
+                False,
+            )
+        raise IllegalMove(f"{self.name} has no {kind.value} moves")
+
+    def _pile(self, state: PerseveranceState, index: int) -> Pile:
+        if not 0 <= index < PILES:
+            raise IllegalMove(f"there is no pile {index + 1} (piles are 1-{PILES})")
+        pile = state.piles[index]
+        if not pile:
+            raise pile_error(index + 1)
+        return pile
+
+    def _build(self, state: PerseveranceState, src: int, dst: int) -> PerseveranceState:
+        source = self._pile(state, src)
+        if not 0 <= dst < PILES:
+            raise IllegalMove(f"there is no pile {dst + 1} (piles are 1-{PILES})")
+        if src == dst:
+            raise IllegalMove("a pile cannot be moved onto itself")
+        target = state.piles[dst]
+        if not target:
+            raise IllegalMove(f"pile {dst + 1} is empty, and an emptied pile stays empty")
+        needed = target[-1] - 4  # same suit, one rank lower
+        run = top_run(source)
+        unit = run if self.runs_move else 1
+        movable = source[-unit:]
+        if needed not in movable:
+            raise IllegalMove(self._build_refusal(source, run, target[-1], needed))
+        count = len(source) - source.index(needed, len(source) - unit)
+        return PerseveranceState(
+            replace(state.piles, {src: source[:-count], dst: target + source[-count:]}),
+            state.foundations,
+            state.redeals,
+            state.homed_since_deal,
+        )
+
+    def _build_refusal(self, source: Pile, run: int, onto: Card, needed: Card) -> str:
+        top = source[-1]
+        if (onto >> 2) == ACE:
+            return f"nothing can go on {label(onto)}"
+        if not self.runs_move and needed in source[-run:]:
+            return (
+                f"only single cards move in {self.name}: {label(top)} cannot go on "
+                f"{label(onto)}: needs {label(needed)}"
+            )
+        if run > 1 and self.runs_move:
+            return (
+                f"{label(source[-run])}..{label(top)} cannot go on {label(onto)}: "
+                f"needs {label(needed)}"
+            )
+        return f"{label(top)} cannot go on {label(onto)}: needs {label(needed)}"
+
+    def progress(self, state: PerseveranceState) -> Progress:
+        return Progress(SuitFoundations.count(state.foundations), 52)
+
+    # --- views ---------------------------------------------------------------------
+    def view(self, state: PerseveranceState) -> dict[str, Any]:
+        return {
+            "game": self.id,
+            "piles": [codes(p) for p in state.piles],
+            "foundations": [code(t * 4 + s) for s, t in enumerate(state.foundations)],
+            "redeals_used": state.redeals,
+            "redeals_left": None if self.max_redeals is None else self.max_redeals - state.redeals,
+            "redeal_allowed": self.may_redeal(state) and any(state.piles),
+        }
+
+    def snapshot(self, state: PerseveranceState) -> dict[str, Any]:
+        return self.view(state)  # nothing is hidden in this family
+
+    def all_cards(self, state: PerseveranceState) -> list[Card]:
+        return SuitFoundations.cards(state.foundations) + [c for p in state.piles for c in p]
+
+    # --- notation ------------------------------------------------------------------
+    def parse_move(self, text: str) -> Move:
+        t = text.strip().lower()
+        if t in ("r", "redeal"):
+            return REDEAL
+        m = _MOVE.match(t)
+        if not m:
+            raise NotationError(
+                f"{text!r} is not a {self.name} move: use e.g. '3>f' (pile 3 to its "
+                "foundation), '3>7' (pile 3 onto pile 7) or 'r' (redeal)"
+            )
+        src = int(m.group(1))
+        self._check_pile_number(src, text)
+        if m.group(2) == "f":
+            return Move(Kind.HOME, src - 1)
+        dst = int(m.group(2))
+        self._check_pile_number(dst, text)
+        return Move(Kind.BUILD, src - 1, dst - 1)
+
+    def _check_pile_number(self, n: int, text: str) -> None:
+        if not 1 <= n <= PILES:
+            raise NotationError(f"{text!r}: there is no pile {n} (piles are 1-{PILES})")
+
+    def format_move(self, move: Move) -> str:
+        if move.kind is Kind.REDEAL:
+            return "r"
+        if move.kind is Kind.HOME:
+            return f"{move.src + 1}>f"
+        if move.kind is Kind.BUILD:
+            return f"{move.src + 1}>{move.dst + 1}"
+        raise NotationError(f"{self.name} has no {move.kind.value} moves")

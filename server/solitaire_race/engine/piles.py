@@ -1,0 +1,168 @@
+"""Pile rules that more than one game shares, written once.
+
+- Tableau piles are tuples of cards, bottom to top.
+- ``SuitFoundations``: one foundation per suit built up from the Ace (Perseverance family).
+- ``TwoWayFoundations``: per suit, one foundation up from an Ace and one down from a King,
+  with top cards shifting between them when they meet (Parallels, Patriarchs).
+- Pile-level helpers for dealing in chunks and replacing piles inside a tuple.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .base import IllegalMove
+from .cards import ACE, KING, Card, card, code, label, suit_label, suit_of
+
+Pile = tuple[Card, ...]
+
+
+def replace(piles: tuple[Pile, ...], changes: dict[int, Pile]) -> tuple[Pile, ...]:
+    """A copy of ``piles`` with some piles replaced."""
+    return tuple(changes.get(i, p) for i, p in enumerate(piles))
+
+
+def deal_in_chunks(cards: Sequence[Card], size: int, piles: int) -> tuple[Pile, ...]:
+    """Pile 1 gets the first ``size`` cards (the last of them on top), and so on.
+
+    The result always has ``piles`` entries; unused ones are empty.
+    """
+    dealt = [tuple(cards[i : i + size]) for i in range(0, len(cards), size)]
+    if len(dealt) > piles:
+        raise ValueError(f"{len(cards)} cards do not fit {piles} piles of {size}")
+    return tuple(dealt) + ((),) * (piles - len(dealt))
+
+
+def deal_round(cards: Sequence[Card], piles: int) -> tuple[Pile, ...]:
+    """One card at a time across the piles, left to right; later cards land on top."""
+    return tuple(tuple(cards[i::piles]) for i in range(piles))
+
+
+def pile_error(number: int) -> IllegalMove:
+    return IllegalMove(f"pile {number} is empty")
+
+
+def top_run(pile: Pile) -> int:
+    """Length of the same-suit, descending-by-one run at the top of ``pile``."""
+    n = 1
+    while n < len(pile) and pile[-n - 1] == pile[-n] + 4:
+        n += 1
+    return n if pile else 0
+
+
+class SuitFoundations:
+    """Four foundations, one per suit, built up from Ace to King.
+
+    Stored as the top rank per suit (a tuple of four ints), 0 meaning empty.
+    """
+
+    @staticmethod
+    def accepts(tops: tuple[int, ...], c: Card) -> bool:
+        return tops[c & 3] + 1 == c >> 2
+
+    @staticmethod
+    def add(tops: tuple[int, ...], c: Card) -> tuple[int, ...]:
+        s = c & 3
+        return tops[:s] + (tops[s] + 1,) + tops[s + 1 :]
+
+    @staticmethod
+    def refuse(tops: tuple[int, ...], c: Card) -> IllegalMove:
+        s = suit_of(c)
+        if tops[s] >= KING:
+            return IllegalMove(f"the {suit_label(s)} foundation is complete")
+        return IllegalMove(
+            f"{label(c)} cannot go to the foundation: the {suit_label(s)} foundation needs "
+            f"{label(card(tops[s] + 1, s))}"
+        )
+
+    @staticmethod
+    def count(tops: tuple[int, ...]) -> int:
+        return sum(tops)
+
+    @staticmethod
+    def cards(tops: tuple[int, ...]) -> list[Card]:
+        return [card(r, s) for s in range(4) for r in range(1, tops[s] + 1)]
+
+
+UP, DOWN = 0, 1  # which foundation of a suit: the one started by the Ace, or by the King
+
+
+class TwoWayFoundations:
+    """Per suit, an Ace foundation built up and a King foundation built down.
+
+    Stored as a tuple of 8 ints: ``tops[2 * suit + UP]`` is the up foundation's top rank
+    (1 = just its starting Ace) and ``tops[2 * suit + DOWN]`` the down foundation's (13 =
+    just its starting King). The starting Ace and King never move.
+    """
+
+    START: tuple[int, ...] = (ACE, KING) * 4
+    NAMES = ("A", "K")  # in notation: the Ace foundation, the King foundation
+
+    @staticmethod
+    def fits(tops: tuple[int, ...], c: Card, side: int) -> bool:
+        s2 = 2 * (c & 3)
+        if side == UP:
+            return tops[s2] + 1 == c >> 2
+        return tops[s2 + 1] - 1 == c >> 2
+
+    @staticmethod
+    def add(tops: tuple[int, ...], c: Card, side: int) -> tuple[int, ...]:
+        i = 2 * (c & 3) + side
+        return tops[:i] + (tops[i] + (1 if side == UP else -1),) + tops[i + 1 :]
+
+    @classmethod
+    def refuse(cls, tops: tuple[int, ...], c: Card, side: int) -> IllegalMove:
+        s = suit_of(c)
+        top = tops[2 * s + side]
+        name = f"the {suit_label(s)} {'Ace' if side == UP else 'King'} foundation"
+        if (side == UP and top >= KING) or (side == DOWN and top <= ACE):
+            return IllegalMove(f"{label(c)} cannot go home: {name} is complete")
+        needed = card(top + 1 if side == UP else top - 1, s)
+        return IllegalMove(f"{label(c)} cannot go to {name}: it needs {label(needed)}")
+
+    @staticmethod
+    def meeting(tops: tuple[int, ...], suit: int) -> bool:
+        """The two foundations of ``suit`` meet: top cards may shift between them."""
+        return tops[2 * suit] + 1 == tops[2 * suit + 1]
+
+    @classmethod
+    def shift(cls, tops: tuple[int, ...], suit: int, frm: int) -> tuple[int, ...]:
+        """Move the top card of foundation ``frm`` of ``suit`` to the other one."""
+        up, down = tops[2 * suit], tops[2 * suit + 1]
+        sym = suit_label(suit)
+        if not cls.meeting(tops, suit):
+            raise IllegalMove(
+                f"the {sym} foundations do not meet (Ace foundation at "
+                f"{label(card(up, suit))}, King foundation at {label(card(down, suit))})"
+            )
+        if frm == UP:
+            if up == ACE:
+                raise IllegalMove(f"the starting A{sym} never moves")
+            up, down = up - 1, down - 1
+        else:
+            if down == KING:
+                raise IllegalMove(f"the starting K{sym} never moves")
+            up, down = up + 1, down + 1
+        i = 2 * suit
+        return tops[:i] + (up, down) + tops[i + 2 :]
+
+    @staticmethod
+    def count(tops: tuple[int, ...]) -> int:
+        return sum(tops[2 * s] + 14 - tops[2 * s + 1] for s in range(4))
+
+    @staticmethod
+    def cards(tops: tuple[int, ...]) -> list[Card]:
+        out: list[Card] = []
+        for s in range(4):
+            out += [card(r, s) for r in range(1, tops[2 * s] + 1)]
+            out += [card(r, s) for r in range(tops[2 * s + 1], KING + 1)]
+        return out
+
+    @staticmethod
+    def view(tops: tuple[int, ...]) -> list[dict[str, object]]:
+        return [
+            {"suit": "SHDC"[s], "side": side_name, "top": code(card(tops[2 * s + side], s))}
+            for s in range(4)
+            for side, side_name in ((UP, "A"), (DOWN, "K"))
+        ]
+
