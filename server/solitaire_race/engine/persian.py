@@ -1,0 +1,265 @@
+"""Persian Patience: 64 cards (no 2s to 6s) in eight open piles, built down in alternating
+colours, single cards only, two redeals.
+
+The rank order is A, 7, 8, 9, 10, J, Q, K: the Ace sits just below the 7, so an Ace may go
+on a 7 and a 7 on an 8, ... a Q on a K; a King goes on nothing but an empty pile. An empty
+pile takes any single card. Eight foundations, two per suit, are built up in that order.
+
+This module owns the rank order, the paired foundations (stored canonically, see
+``PersianState``), building, the redeal (piles gathered left to right, each from its top
+card down, then dealt one card at a time across the eight piles) and the shuttle rule (a
+lone card moved into an empty pile opens nothing).
+
+Notation (piles numbered 1-8):
+- ``3>f``  the top card of pile 3 to a foundation of its suit (``3f`` is accepted too)
+- ``3>5``  the top card of pile 3 onto pile 5
+- ``r``    redeal
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .base import Game, IllegalMove, Kind, Move, NotationError, Progress, require_unused
+from .cards import (
+    ACE,
+    KING,
+    RANK_LABELS,
+    Card,
+    card,
+    code,
+    codes,
+    is_red,
+    label,
+    standard_deck,
+    suit_label,
+)
+from .piles import Pile, deal_round, pile_error, replace
+
+PILES = 8
+MAX_REDEALS = 2
+ORDER: tuple[int, ...] = (ACE, 7, 8, 9, 10, 11, 12, KING)  # foundation order, low to high
+TOTAL = 64
+
+# Indexed by rank: a foundation's height once this card is on it (A = 1 ... K = 8), 0 for
+# the stripped ranks; and the rank a card builds onto (0 for the King: only empty piles).
+_HEIGHT: tuple[int, ...] = tuple(ORDER.index(r) + 1 if r in ORDER else 0 for r in range(14))
+_NEXT_UP: tuple[int, ...] = tuple(
+    ORDER[ORDER.index(r) + 1] if r in ORDER and r != KING else 0 for r in range(14)
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PersianState:
+    piles: tuple[Pile, ...]  # 8 piles, bottom to top
+    # Per suit s, the heights of its two foundations at [2s] and [2s + 1], smaller first:
+    # which of two same-suit foundations got a card does not matter, so equal positions
+    # are equal states. Height h means the first h ranks of ORDER are on it (0 = empty).
+    foundations: tuple[int, ...] = (0,) * 8
+    redeals: int = 0  # redeals used
+
+
+_MOVE = re.compile(r"^(\d{1,2})\s*(?:>|-|\s)?\s*(f|\d{1,2})$")
+REDEAL = Move(Kind.REDEAL)
+
+
+def _home(found: tuple[int, ...], c: Card) -> tuple[int, ...] | None:
+    """The foundations with ``c`` added, or None when neither foundation of its suit fits."""
+    i = 2 * (c & 3)
+    h = _HEIGHT[c >> 2]
+    lo, hi = found[i], found[i + 1]
+    if lo + 1 == h:
+        lo = h
+        if lo > hi:
+            lo, hi = hi, lo
+    elif hi + 1 == h:
+        hi = h
+    else:
+        return None
+    return found[:i] + (lo, hi) + found[i + 2 :]
+
+
+def _fits(c: Card, onto: Card) -> bool:
+    return _NEXT_UP[c >> 2] == onto >> 2 and is_red(c) != is_red(onto)
+
+
+def gather(piles: Sequence[Pile]) -> list[Card]:
+    """The redeal pick-up: piles left to right, each from its top card to its bottom card."""
+    return [c for pile in piles for c in reversed(pile)]
+
+
+class PersianPatience(Game[PersianState]):
+    id = "persian-patience"
+    name = "Persian Patience"
+    summary = (
+        "64 cards without 2s to 6s in 8 open piles; build down in alternate colours; "
+        "two redeals."
+    )
+
+    # --- dealing -------------------------------------------------------------------
+    def deck(self) -> list[Card]:
+        return standard_deck(copies=2, ranks=ORDER)
+
+    def deal_from(self, cards: Sequence[Card]) -> PersianState:
+        return PersianState(piles=deal_round(cards, PILES))
+
+    # --- rules ---------------------------------------------------------------------
+    def legal_moves(self, state: PersianState) -> list[Move]:
+        piles, found = state.piles, state.foundations
+        moves: list[Move] = []
+        for i, pile in enumerate(piles):
+            if pile and _home(found, pile[-1]) is not None:
+                moves.append(Move(Kind.HOME, i))
+        for i, pile in enumerate(piles):
+            if not pile:
+                continue
+            c = pile[-1]
+            for j, target in enumerate(piles):
+                if j != i and (not target or _fits(c, target[-1])):
+                    moves.append(Move(Kind.BUILD, i, j))
+        if state.redeals < MAX_REDEALS and any(piles):
+            moves.append(REDEAL)
+        return moves
+
+    def apply(self, state: PersianState, move: Move) -> PersianState:
+        kind = move.kind
+        if kind is Kind.HOME:
+            require_unused(move, src=True)
+            pile = self._pile(state, move.src)
+            c = pile[-1]
+            found = _home(state.foundations, c)
+            if found is None:
+                raise self._home_refusal(state.foundations, c)
+            return PersianState(
+                replace(state.piles, {move.src: pile[:-1]}), found, state.redeals
+            )
+        if kind is Kind.BUILD:
+            return self._build(state, move.src, move.dst)
+        if kind is Kind.REDEAL:
+            require_unused(move)
+            if state.redeals >= MAX_REDEALS:
+                raise IllegalMove(f"no redeals left (all {MAX_REDEALS} used)")
+            if not any(state.piles):
+                raise IllegalMove("there are no cards left to redeal")
+            return PersianState(
+                deal_round(gather(state.piles), PILES), state.foundations, state.redeals + 1
+            )
+        raise IllegalMove(f"{self.name} has no {kind.value} moves")
+
+    def _pile(self, state: PersianState, index: int) -> Pile:
+        if not 0 <= index < PILES:
+            raise IllegalMove(f"there is no pile {index + 1} (piles are 1-{PILES})")
+        pile = state.piles[index]
+        if not pile:
+            raise pile_error(index + 1)
+        return pile
+
+    def _build(self, state: PersianState, src: int, dst: int) -> PersianState:
+        source = self._pile(state, src)
+        if not 0 <= dst < PILES:
+            raise IllegalMove(f"there is no pile {dst + 1} (piles are 1-{PILES})")
+        if src == dst:
+            raise IllegalMove("a card cannot be moved onto its own pile")
+        target = state.piles[dst]
+        c = source[-1]
+        if target and not _fits(c, target[-1]):
+            raise IllegalMove(self._build_refusal(c, target[-1]))
+        return PersianState(
+            replace(state.piles, {src: source[:-1], dst: target + (c,)}),
+            state.foundations,
+            state.redeals,
+        )
+
+    @staticmethod
+    def _build_refusal(c: Card, onto: Card) -> str:
+        if onto >> 2 == ACE:
+            return f"nothing can go on {label(onto)}"
+        if c >> 2 == KING:
+            return f"{label(c)} cannot go on {label(onto)}: a King goes only onto an empty pile"
+        colour = "black" if is_red(onto) else "red"
+        needed = RANK_LABELS[ORDER[ORDER.index(onto >> 2) - 1] - 1]
+        return f"{label(c)} cannot go on {label(onto)}: needs a {colour} {needed}"
+
+    @staticmethod
+    def _home_refusal(found: tuple[int, ...], c: Card) -> IllegalMove:
+        s = c & 3
+        heights = sorted({found[2 * s], found[2 * s + 1]} - {len(ORDER)})
+        if not heights:
+            return IllegalMove(f"both {suit_label(s)} foundations are complete")
+        needed = " or ".join(label(card(ORDER[h], s)) for h in heights)
+        return IllegalMove(
+            f"{label(c)} cannot go to a foundation: the {suit_label(s)} foundations need {needed}"
+        )
+
+    def is_shuttle(self, state: PersianState, move: Move) -> bool:
+        # A lone card moved into an empty pile only renumbers the piles.
+        return (
+            move.kind is Kind.BUILD
+            and 0 <= move.src < PILES
+            and 0 <= move.dst < PILES
+            and len(state.piles[move.src]) == 1
+            and not state.piles[move.dst]
+        )
+
+    def progress(self, state: PersianState) -> Progress:
+        return Progress(sum(state.foundations), TOTAL)
+
+    # --- views ---------------------------------------------------------------------
+    def view(self, state: PersianState) -> dict[str, Any]:
+        found = state.foundations
+        return {
+            "game": self.id,
+            "piles": [codes(p) for p in state.piles],
+            # per suit S, H, D, C: the higher foundation first; None for an empty one
+            "foundations": [
+                code(card(ORDER[h - 1], s)) if h else None
+                for s in range(4)
+                for h in (found[2 * s + 1], found[2 * s])
+            ],
+            "redeals_used": state.redeals,
+            "redeals_left": MAX_REDEALS - state.redeals,
+            "redeal_allowed": state.redeals < MAX_REDEALS and any(state.piles),
+        }
+
+    def snapshot(self, state: PersianState) -> dict[str, Any]:
+        return self.view(state)  # every card is face up
+
+    def all_cards(self, state: PersianState) -> list[Card]:
+        homed = [card(r, i // 2) for i, h in enumerate(state.foundations) for r in ORDER[:h]]
+        return homed + [c for p in state.piles for c in p]
+
+    # --- notation ------------------------------------------------------------------
+    def parse_move(self, text: str) -> Move:
+        t = text.strip().lower()
+        if t in ("r", "redeal"):
+            return REDEAL
+        m = _MOVE.match(t)
+        if not m:
+            raise NotationError(
+                f"{text!r} is not a {self.name} move: use e.g. '3>f' (pile 3 to a "
+                "foundation), '3>5' (pile 3 onto pile 5) or 'r' (redeal)"
+            )
+        src = int(m.group(1))
+        self._check_pile_number(src, text)
+        if m.group(2) == "f":
+            return Move(Kind.HOME, src - 1)
+        dst = int(m.group(2))
+        self._check_pile_number(dst, text)
+        return Move(Kind.BUILD, src - 1, dst - 1)
+
+    def _check_pile_number(self, n: int, text: str) -> None:
+        if not 1 <= n <= PILES:
+            raise NotationError(f"{text!r}: there is no pile {n} (piles are 1-{PILES})")
+
+    def format_move(self, move: Move) -> str:
+        if move.kind is Kind.REDEAL:
+            return "r"
+        if move.kind is Kind.HOME:
+            return f"{move.src + 1}>f"
+        if move.kind is Kind.BUILD:
+            return f"{move.src + 1}>{move.dst + 1}"
+        raise NotationError(f"{self.name} has no {move.kind.value} moves")
+
