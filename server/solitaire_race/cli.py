@@ -89,6 +89,26 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    import asyncio
+    import logging
+
+    from .app import configure, serve
+    from .config import Config
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    config = configure(
+        Config(),
+        host=args.host,
+        port=args.port,
+        db_url=args.db or os.environ.get("SOLITAIRE_RACE_DB"),
+        public_url=args.public_url,
+        secret=args.secret or os.environ.get(SECRET_ENV),
+    )
+    asyncio.run(serve(config))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="solitaire-race", description="Race friends on the same solitaire deal."
@@ -112,6 +132,14 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("file", help="move log file, or - for standard input")
     rep.add_argument("--secret", help=secret_help)
     rep.set_defaults(func=cmd_replay)
+
+    srv = sub.add_parser("serve", help="run the race server (web client included)")
+    srv.add_argument("--host", help="address to listen on (default 127.0.0.1)")
+    srv.add_argument("--port", type=int, help="port (default 8765; 0 picks a free one)")
+    srv.add_argument("--db", help="database URL (default: $SOLITAIRE_RACE_DB, else a SQLite file in ./data/)")
+    srv.add_argument("--public-url", help="base URL players use to reach the server, for join links")
+    srv.add_argument("--secret", help="deal secret (default: $SOLITAIRE_RACE_SECRET, else one kept in the database)")
+    srv.set_defaults(func=cmd_serve)
     return parser
 
 

@@ -1,0 +1,79 @@
+"""Wiring: the one place where the store, the service and the transport are put together.
+
+``App.start(config)`` opens the database (migrating it to the latest schema), starts the
+server and returns once it listens; ``App.stop()`` closes running races with their results
+saved, then the connections, then the database. ``serve(config)`` runs an App until
+SIGINT/SIGTERM.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import time
+from dataclasses import replace
+
+from websockets.asyncio.server import Server
+
+from . import transport
+from .config import Config
+from .service import RaceService
+from .store import Store
+
+log = logging.getLogger("solitaire_race")
+
+
+class App:
+    def __init__(self, config: Config, store: Store, service: RaceService, server: Server) -> None:
+        self.config = config
+        self.store = store
+        self.service = service
+        self.server = server
+
+    @classmethod
+    async def start(cls, config: Config) -> "App":
+        store = await Store.open(config.db_url)
+        try:
+            secret = config.secret.encode("utf-8") if config.secret else await store.deal_secret()
+            service = RaceService(store=store, secret=secret, config=config, clock=time.monotonic)
+            server = await transport.start(service, config)
+        except BaseException:
+            await store.close()
+            raise
+        config = config.with_public_url(transport.bound_port(server))
+        service.config = config
+        return cls(config, store, service, server)
+
+    @property
+    def url(self) -> str:
+        return self.config.public_url + "/"
+
+    @property
+    def ws_url(self) -> str:
+        return self.config.public_url.replace("http", "ws", 1) + transport.WS_PATH
+
+    async def stop(self) -> None:
+        await self.service.shutdown()  # results first, while clients can still be told
+        self.server.close()
+        await self.server.wait_closed()
+        await self.store.close()
+
+
+async def serve(config: Config) -> None:
+    app = await App.start(config)
+    print(f"solitaire-race is running: open {app.url} (websocket {app.ws_url}, database {config.db_url})", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        print("shutting down: saving running races...", flush=True)
+        await app.stop()
+        print("stopped.", flush=True)
+
+
+def configure(base: Config, **overrides: object) -> Config:
+    return replace(base, **{k: v for k, v in overrides.items() if v is not None})

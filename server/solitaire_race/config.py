@@ -1,0 +1,38 @@
+"""Server settings: one frozen dataclass, filled from the command line and the environment.
+
+Defaults give the embedded setup: a SQLite file under ./data/, the web client on
+http://127.0.0.1:8765/.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_DB_URL = "sqlite+aiosqlite:///data/solitaire-race.sqlite3"
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    host: str = "127.0.0.1"
+    port: int = 8765
+    db_url: str = DEFAULT_DB_URL
+    public_url: str = ""  # how players reach us (for join links); derived if empty
+    static_dir: Path = REPO_ROOT / "client" / "web"
+    secret: str | None = None  # deal secret; None: the one stored in the database
+    countdown_s: float = 3.0
+    time_limit_s: int = 30 * 60
+    max_players: int = 8
+    leave_grace_s: float = 60.0
+    max_frame_bytes: int = 64 * 1024  # hard cap: bigger frames close the connection (1009)
+
+    def with_public_url(self, port: int) -> "Config":
+        """Fill ``public_url`` from the port actually bound (port 0 picks a free one)."""
+        if self.public_url:
+            return self
+        host = "127.0.0.1" if self.host in ("", "0.0.0.0", "::") else self.host
+        host = f"[{host}]" if ":" in host else host
+        from dataclasses import replace
+
+        return replace(self, public_url=f"http://{host}:{port}", port=port)

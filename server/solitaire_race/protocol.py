@@ -1,0 +1,168 @@
+"""The wire protocol: typed client requests, their validation, and message encoding.
+
+Every frame is a JSON text frame: an object with a ``type``. Requests may carry an ``id``
+(a string or integer) that the direct reply echoes. Errors are ``{"type": "error", "code",
+"message"}`` with a stable machine-readable ``code`` (``ErrorCode``). Documented in
+docs/protocol.md; the JSON Schema in docs/protocol.schema.json is checked against real
+traffic by the tests.
+
+msgspec validates incoming messages into Structs in one pass (see
+shared/design/performance.md: ~0.5 µs per message, against ~4 µs for the stdlib).
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Annotated, Any
+
+import msgspec
+
+MAX_FRAME_BYTES = 8 * 1024  # larger requests get "too_large"; see also the transport's hard cap
+
+RequestId = Annotated[str, msgspec.Meta(max_length=64)] | Annotated[int, msgspec.Meta(ge=-(2**53), le=2**53)]
+Name = Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
+Token = Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
+MoveText = Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
+
+
+class ErrorCode(str, enum.Enum):
+    INVALID_JSON = "invalid_json"
+    BAD_MESSAGE = "bad_message"
+    UNKNOWN_TYPE = "unknown_type"
+    TOO_LARGE = "too_large"
+    NOT_IDENTIFIED = "not_identified"
+    ALREADY_IDENTIFIED = "already_identified"
+    BAD_TOKEN = "bad_token"
+    NAME_TAKEN = "name_taken"
+    UNKNOWN_GAME = "unknown_game"
+    BAD_DEAL = "bad_deal"
+    NO_SUCH_RACE = "no_such_race"
+    ALREADY_IN_RACE = "already_in_race"
+    NOT_IN_RACE = "not_in_race"
+    NOT_CREATOR = "not_creator"
+    RACE_STARTED = "race_started"
+    ROOM_FULL = "room_full"
+    RACE_NOT_RUNNING = "race_not_running"
+    GAME_OVER = "game_over"
+    ILLEGAL_MOVE = "illegal_move"
+    BAD_NOTATION = "bad_notation"
+    REPLACED = "replaced"
+    INTERNAL_ERROR = "internal_error"
+
+
+class _Request(msgspec.Struct, tag_field="type", forbid_unknown_fields=True, frozen=True, kw_only=True):
+    id: RequestId | None = None
+
+
+class Hello(_Request, tag="hello"):
+    """Identify: a new player gives a name; a returning one presents its token."""
+
+    name: Name | None = None
+    token: Token | None = None
+
+
+class ListGames(_Request, tag="list_games"):
+    pass
+
+
+class ListRaces(_Request, tag="list_races"):
+    """Public races that are still open for joining."""
+
+
+class CreateRace(_Request, tag="create_race"):
+    game: Annotated[str, msgspec.Meta(max_length=32)]
+    deal: Annotated[int, msgspec.Meta(ge=0, le=2**53 - 1)] | None = None  # None: random
+    private: bool = True
+    time_limit_s: Annotated[int, msgspec.Meta(ge=30, le=4 * 3600)] | None = None
+
+
+class JoinRace(_Request, tag="join_race"):
+    code: Annotated[str, msgspec.Meta(min_length=1, max_length=16)]
+
+
+class LeaveRace(_Request, tag="leave_race"):
+    pass
+
+
+class Ready(_Request, tag="ready"):
+    ready: bool = True
+
+
+class StartRace(_Request, tag="start_race"):
+    pass
+
+
+class Move(_Request, tag="move"):
+    moves: Annotated[list[MoveText], msgspec.Meta(min_length=1, max_length=64)]
+
+
+class Resign(_Request, tag="resign"):
+    pass
+
+
+class Ping(_Request, tag="ping"):
+    pass
+
+
+Request = (
+    Hello | ListGames | ListRaces | CreateRace | JoinRace | LeaveRace | Ready | StartRace | Move | Resign | Ping
+)
+REQUEST_TYPES = frozenset(
+    cls.__struct_config__.tag for cls in Request.__args__  # type: ignore[attr-defined]
+)
+
+
+class ProtocolError(Exception):
+    """A request that cannot be served; becomes an ``error`` message."""
+
+    def __init__(self, code: ErrorCode, message: str, request_id: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.request_id = request_id
+
+
+_decoder = msgspec.json.Decoder(Request)
+_encoder = msgspec.json.Encoder()
+
+
+def decode(frame: str | bytes) -> Request:
+    """Parse and validate one frame; raise ``ProtocolError`` with the right code."""
+    if len(frame) > MAX_FRAME_BYTES:
+        raise ProtocolError(ErrorCode.TOO_LARGE, f"message larger than {MAX_FRAME_BYTES} bytes")
+    if isinstance(frame, bytes):
+        raise ProtocolError(ErrorCode.BAD_MESSAGE, "send JSON in text frames, not binary frames")
+    try:
+        return _decoder.decode(frame)
+    except msgspec.ValidationError as exc:
+        raise _explain(frame, str(exc)) from None
+    except msgspec.DecodeError:
+        raise ProtocolError(ErrorCode.INVALID_JSON, "the message is not valid JSON") from None
+
+
+def _explain(frame: str, detail: str) -> ProtocolError:
+    """Turn msgspec's validation error into the most useful protocol error."""
+    raw = msgspec.json.decode(frame)  # valid JSON: it got past the JSON parser
+    if not isinstance(raw, dict):
+        return ProtocolError(ErrorCode.BAD_MESSAGE, "a message must be a JSON object with a 'type'")
+    rid = raw.get("id")
+    if not (isinstance(rid, int) and not isinstance(rid, bool) or isinstance(rid, str) and len(rid) <= 64):
+        rid = None
+    kind = raw.get("type")
+    if not isinstance(kind, str):
+        return ProtocolError(ErrorCode.BAD_MESSAGE, "a message needs a string field 'type'", rid)
+    if kind not in REQUEST_TYPES:
+        known = ", ".join(sorted(REQUEST_TYPES))
+        return ProtocolError(ErrorCode.UNKNOWN_TYPE, f"unknown message type {kind[:40]!r}; known: {known}", rid)
+    return ProtocolError(ErrorCode.BAD_MESSAGE, f"bad {kind} message: {detail}", rid)
+
+
+def encode(message: dict[str, Any]) -> str:
+    return _encoder.encode(message).decode("utf-8")
+
+
+def error(code: ErrorCode | str, message: str, request_id: Any = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "error", "code": ErrorCode(code).value, "message": message}
+    if request_id is not None:
+        out["id"] = request_id
+    return out

@@ -1,0 +1,427 @@
+"""One race room as a sans-I/O state machine: inputs in, effects out, no awaiting.
+
+The room owns the race's life: the lobby (who is in, who is ready), the countdown, every
+racer's own game state, validation of their moves by the engine, progress, the end of the
+race and its ranking. It never reads a clock: every input carries ``now`` (seconds on the
+server's monotonic clock), and ``deadline()`` says when the room next wants ``tick``.
+
+Every method returns a list of effects for the caller to carry out, in order:
+- ``Send(to, message)``: a protocol message (a dict) for some players;
+- ``SaveResults(results)``: the race is over; persist these results, then call
+  ``results_saved()``, which announces the ranking. So nothing is announced before the
+  database has it.
+Bad requests raise ``RoomError(code, message)`` and change nothing.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .engine import Game, IllegalMove, NotationError, Outcome
+
+
+class Status(str, enum.Enum):
+    LOBBY = "lobby"
+    COUNTDOWN = "countdown"
+    RUNNING = "running"
+    CLOSING = "closing"  # over; results being saved
+    FINISHED = "finished"
+
+
+class RoomError(Exception):
+    """A request the room refuses; ``code`` is the protocol's stable error code."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    to: tuple[int, ...]
+    message: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    player_id: int
+    name: str
+    rank: int
+    outcome: str  # won | stuck | resigned | timeout | left | interrupted
+    time_ms: int | None  # from the common start to the end of this racer's game
+    moves: int
+    home: int
+    total: int
+    move_log: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "player_id": self.player_id,
+            "name": self.name,
+            "rank": self.rank,
+            "outcome": self.outcome,
+            "time_ms": self.time_ms,
+            "moves": self.moves,
+            "home": self.home,
+            "total": self.total,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SaveResults:
+    results: tuple[Result, ...]
+
+
+Effect = Send | SaveResults
+
+
+@dataclass(slots=True)
+class Racer:
+    id: int
+    name: str
+    ready: bool = False
+    connected: bool = True
+    state: Any = None
+    log: list[str] = field(default_factory=list)
+    outcome: str | None = None  # set when this racer's game is over
+    end_ms: int | None = None
+    gone_since: float | None = None  # disconnected mid-race at this time
+
+    @property
+    def done(self) -> bool:
+        return self.outcome is not None
+
+
+MAX_MOVES_PER_MESSAGE = 64
+
+
+class Room:
+    def __init__(
+        self,
+        *,
+        race_id: int,
+        code: str,
+        game: Game[Any],
+        deal_number: int,
+        secret: bytes,
+        private: bool,
+        creator_id: int,
+        time_limit_s: int,
+        countdown_s: float,
+        max_players: int,
+        link: str,
+        leave_grace_s: float = 60.0,
+    ) -> None:
+        self.race_id = race_id
+        self.code = code
+        self.game = game
+        self.deal_number = deal_number
+        self.private = private
+        self.creator_id = creator_id
+        self.time_limit_s = time_limit_s
+        self.countdown_s = countdown_s
+        self.max_players = max_players
+        self.link = link
+        self.leave_grace_s = leave_grace_s
+        self._secret = secret
+        self.status = Status.LOBBY
+        self.racers: dict[int, Racer] = {}
+        self.start_at: float | None = None  # monotonic time of the common start
+        self.results: tuple[Result, ...] = ()
+
+    # --- lobby ---------------------------------------------------------------------
+    def join(self, player_id: int, name: str, now: float) -> list[Effect]:
+        racer = self.racers.get(player_id)
+        if racer is not None:  # the same player again (a new connection): resume
+            racer.connected = True
+            racer.gone_since = None
+            racer.name = name
+            return [self._room_message(), *self._resume(racer, now)]
+        if self.status is not Status.LOBBY:
+            raise RoomError("race_started", f"race {self.code} has already started")
+        if len(self.racers) >= self.max_players:
+            raise RoomError("room_full", f"race {self.code} is full ({self.max_players} players)")
+        self.racers[player_id] = Racer(player_id, name)
+        return [self._room_message()]
+
+    def leave(self, player_id: int, now: float) -> list[Effect]:
+        """The player leaves the room (or their connection dropped)."""
+        racer = self._racer(player_id)
+        if self.status in (Status.LOBBY, Status.COUNTDOWN):
+            del self.racers[player_id]
+            if not self.racers:
+                self.status = Status.FINISHED  # abandoned before it started
+                return []
+            if player_id == self.creator_id:
+                self.creator_id = next(iter(self.racers))
+            return [self._room_message()]
+        racer.connected = False
+        if self.status is Status.RUNNING and not racer.done:
+            racer.gone_since = now  # their clock keeps running; see deadline()
+        return [self._room_message()]
+
+    def set_ready(self, player_id: int, ready: bool, now: float) -> list[Effect]:
+        racer = self._racer(player_id)
+        self._require(Status.LOBBY, "ready")
+        racer.ready = ready
+        effects: list[Effect] = [self._room_message()]
+        if len(self.racers) >= 2 and all(r.ready for r in self.racers.values()):
+            effects += self._begin_countdown(now)
+        return effects
+
+    def start(self, player_id: int, now: float) -> list[Effect]:
+        self._racer(player_id)
+        self._require(Status.LOBBY, "start")
+        if player_id != self.creator_id:
+            raise RoomError("not_creator", "only the race's creator can start it")
+        return self._begin_countdown(now)
+
+    def _begin_countdown(self, now: float) -> list[Effect]:
+        self.status = Status.COUNTDOWN
+        self.start_at = now + self.countdown_s
+        return [
+            self._room_message(),
+            self._to_all({"type": "countdown", "code": self.code, "starts_in_ms": round(self.countdown_s * 1000)}),
+        ]
+
+    # --- time ----------------------------------------------------------------------
+    def deadline(self) -> float | None:
+        """When the room next needs ``tick``: the start, then the time limit or the end of
+        a disconnected racer's grace period, whichever comes first."""
+        if self.start_at is None:
+            return None
+        if self.status is Status.COUNTDOWN:
+            return self.start_at
+        if self.status is Status.RUNNING:
+            graces = [r.gone_since + self.leave_grace_s for r in self.racers.values() if r.gone_since is not None]
+            return min([self.start_at + self.time_limit_s, *graces])
+        return None
+
+    def tick(self, now: float) -> list[Effect]:
+        deadline = self.deadline()
+        if deadline is None or now < deadline:
+            return []
+        if self.status is Status.COUNTDOWN:
+            return self._go(now)
+        effects: list[Effect] = []
+        if now >= self.start_at + self.time_limit_s:  # type: ignore[operator]
+            for racer in self.racers.values():
+                if not racer.done:
+                    self._end(racer, "timeout", now)
+        for racer in self.racers.values():
+            if racer.gone_since is not None and now >= racer.gone_since + self.leave_grace_s:
+                self._end(racer, "left", now)
+                effects.append(self._to_all(self._progress(racer)))
+        if self._all_done():
+            effects += self._close()
+        return effects
+
+    def interrupt(self, now: float) -> list[Effect]:
+        """The server is shutting down: end the race here, with the results so far."""
+        if self.status is not Status.RUNNING:
+            return []
+        for racer in self.racers.values():
+            if not racer.done:
+                self._end(racer, "interrupted", now)
+        return self._close()
+
+    def _go(self, now: float) -> list[Effect]:
+        self.status = Status.RUNNING
+        first = self.game.deal(self.deal_number, self._secret)
+        view = self.game.view(first)
+        effects: list[Effect] = [self._room_message()]
+        for racer in self.racers.values():
+            racer.state = first  # states are immutable: sharing the first one is safe
+            effects.append(Send((racer.id,), self._started_message(racer, view, now)))
+        return effects
+
+    def _started_message(self, racer: Racer, view: dict[str, Any], now: float) -> dict[str, Any]:
+        return {
+            "type": "race_started",
+            "code": self.code,
+            "game": self.game.id,
+            "deal": self.deal_number,
+            "elapsed_ms": self._elapsed_ms(now),
+            "time_limit_s": self.time_limit_s,
+            "view": view,
+            "moves": len(racer.log),
+            "outcome": racer.outcome or Outcome.PLAYING.value,
+            "opponents": [self._progress(r) for r in self.racers.values() if r.id != racer.id],
+        }
+
+    def _resume(self, racer: Racer, now: float) -> list[Effect]:
+        if self.status is Status.RUNNING:
+            view = self.game.view(racer.state)
+            return [Send((racer.id,), self._started_message(racer, view, now))]
+        if self.status is Status.FINISHED:
+            return [Send((racer.id,), self._finished_message())]
+        return []
+
+    # --- playing -------------------------------------------------------------------
+    def play(self, player_id: int, texts: Sequence[str], now: float) -> list[Effect]:
+        """Apply the racer's moves in order, stopping at the first illegal one."""
+        racer = self._racer(player_id)
+        if self.status is not Status.RUNNING:
+            raise RoomError("race_not_running", f"race {self.code} is not running ({self.status.value})")
+        if racer.done:
+            raise RoomError("game_over", f"your game is over ({racer.outcome})")
+        if not 1 <= len(texts) <= MAX_MOVES_PER_MESSAGE:
+            raise RoomError("bad_message", f"send 1 to {MAX_MOVES_PER_MESSAGE} moves at a time")
+        game, state = self.game, racer.state
+        applied: list[str] = []
+        rejected: dict[str, Any] | None = None
+        for text in texts:
+            try:
+                move = game.parse_move(text)
+                state = game.apply(state, move)
+            except (IllegalMove, NotationError) as exc:
+                code = "bad_notation" if isinstance(exc, NotationError) else "illegal_move"
+                rejected = {"move": text, "code": code, "reason": str(exc)}
+                break
+            formatted = game.format_move(move)
+            applied.append(formatted)
+            racer.log.append(formatted)
+        racer.state = state
+        outcome = game.outcome(state) if applied else Outcome.PLAYING
+        if outcome is Outcome.WON:
+            self._end(racer, "won", now)
+        elif outcome is Outcome.STUCK:
+            self._end(racer, "stuck", now)
+        progress = game.progress(state)
+        reply: dict[str, Any] = {
+            "type": "move_result",
+            "applied": applied,
+            "rejected": rejected,
+            "view": game.view(state),
+            "progress": progress.to_json(),
+            "moves": len(racer.log),
+            "outcome": racer.outcome or Outcome.PLAYING.value,
+            "elapsed_ms": self._elapsed_ms(now),
+        }
+        effects: list[Effect] = [Send((racer.id,), reply)]
+        if applied:
+            effects.append(self._to_others(racer.id, self._progress(racer)))
+        if self._all_done():
+            effects += self._close()
+        return effects
+
+    def resign(self, player_id: int, now: float) -> list[Effect]:
+        racer = self._racer(player_id)
+        if self.status is not Status.RUNNING:
+            raise RoomError("race_not_running", f"race {self.code} is not running ({self.status.value})")
+        if racer.done:
+            raise RoomError("game_over", f"your game is over ({racer.outcome})")
+        self._end(racer, "resigned", now)
+        effects: list[Effect] = [self._to_all(self._progress(racer))]
+        if self._all_done():
+            effects += self._close()
+        return effects
+
+    def _end(self, racer: Racer, outcome: str, now: float) -> None:
+        racer.outcome = outcome
+        racer.gone_since = None
+        limit_ms = self.time_limit_s * 1000
+        racer.end_ms = min(self._elapsed_ms(now), limit_ms)  # a late timer never adds time
+
+    def _all_done(self) -> bool:
+        return all(r.done for r in self.racers.values())
+
+    # --- the end -------------------------------------------------------------------
+    def ranking(self) -> tuple[Result, ...]:
+        """Won games by time (then fewer moves); the rest by cards home, then fewer moves."""
+        def key(r: Racer) -> tuple[Any, ...]:
+            home = self.game.progress(r.state).home
+            if r.outcome == "won":
+                return (0, r.end_ms, len(r.log), r.id)
+            return (1, -home, len(r.log), r.id)
+
+        ordered = sorted(self.racers.values(), key=key)
+        out = []
+        for rank, r in enumerate(ordered, start=1):
+            p = self.game.progress(r.state)
+            out.append(
+                Result(r.id, r.name, rank, r.outcome or "timeout", r.end_ms, len(r.log), p.home, p.total, tuple(r.log))
+            )
+        return tuple(out)
+
+    def _close(self) -> list[Effect]:
+        self.status = Status.CLOSING
+        self.results = self.ranking()
+        return [SaveResults(self.results)]
+
+    def results_saved(self) -> list[Effect]:
+        """The store has committed the results: now the ranking may be announced."""
+        if self.status is not Status.CLOSING:
+            raise RuntimeError("results_saved() without a pending save")
+        self.status = Status.FINISHED
+        return [self._room_message(), self._to_all(self._finished_message())]
+
+    def _finished_message(self) -> dict[str, Any]:
+        return {
+            "type": "race_finished",
+            "code": self.code,
+            "game": self.game.id,
+            "deal": self.deal_number,
+            "ranking": [r.to_json() for r in self.results],
+        }
+
+    # --- messages ------------------------------------------------------------------
+    def _progress(self, racer: Racer) -> dict[str, Any]:
+        p = self.game.progress(racer.state) if racer.state is not None else None
+        return {
+            "type": "progress",
+            "player_id": racer.id,
+            "name": racer.name,
+            "home": p.home if p else 0,
+            "total": p.total if p else 0,
+            "moves": len(racer.log),
+            "outcome": racer.outcome or Outcome.PLAYING.value,
+            "time_ms": racer.end_ms,
+        }
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "link": self.link,
+            "game": self.game.id,
+            "deal": self.deal_number,
+            "private": self.private,
+            "status": self.status.value,
+            "creator_id": self.creator_id,
+            "time_limit_s": self.time_limit_s,
+            "max_players": self.max_players,
+            "players": [
+                {"id": r.id, "name": r.name, "ready": r.ready, "connected": r.connected}
+                for r in self.racers.values()
+            ],
+        }
+
+    def _room_message(self) -> Send:
+        return self._to_all({"type": "room", "race": self.summary()})
+
+    def _to_all(self, message: dict[str, Any]) -> Send:
+        return Send(tuple(r.id for r in self.racers.values() if r.connected), message)
+
+    def _to_others(self, player_id: int, message: dict[str, Any]) -> Send:
+        return Send(tuple(r.id for r in self.racers.values() if r.connected and r.id != player_id), message)
+
+    def _racer(self, player_id: int) -> Racer:
+        racer = self.racers.get(player_id)
+        if racer is None:
+            raise RoomError("not_in_race", f"you are not in race {self.code}")
+        return racer
+
+    def _require(self, status: Status, action: str) -> None:
+        if self.status is not status:
+            raise RoomError("race_started", f"cannot {action}: race {self.code} is {self.status.value}")
+
+    def _elapsed_ms(self, now: float) -> int:
+        return max(0, round((now - self.start_at) * 1000)) if self.start_at is not None else 0
+
+    @property
+    def open(self) -> bool:
+        return self.status is Status.LOBBY

@@ -1,0 +1,354 @@
+"""The race service: identities, rooms by join code, room timers, and the store.
+
+This is the asyncio glue between the transport (which hands it frames from a ``Peer``) and
+the sans-I/O ``Room``. It owns no socket: a ``Peer`` is anything with a non-blocking
+``send(message)`` and ``close(code, reason)``. It never trusts the client for time: every
+``now`` comes from the clock it was given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Protocol
+
+from . import protocol as p
+from .config import Config
+from .engine import all_games
+from .room import Room, RoomError, SaveResults, Send, Status
+from .store import CodeTaken, PlayerRecord, ResultRecord, Store, hash_token
+
+log = logging.getLogger("solitaire_race.service")
+
+# Unambiguous when read aloud or handwritten: no vowels (no words), no I/L/1, O/0, S/5, Z/2.
+CODE_ALPHABET = "BCDFGHJKMNPQRTVWXY"
+CODE_LENGTH = 6
+TOKEN_BYTES = 32  # 256-bit tokens; only their SHA-256 is stored
+
+
+class Peer(Protocol):
+    def send(self, message: dict[str, Any]) -> None: ...
+
+    def close(self, code: int, reason: str) -> None: ...
+
+
+@dataclass(eq=False)
+class Session:
+    """One connection's view of who it is and which race it is in."""
+
+    peer: Peer
+    player: PlayerRecord | None = None
+    room: Room | None = None
+    closed: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def new_join_code() -> str:
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+
+
+def normalize_code(text: str) -> str:
+    return "".join(ch for ch in text.upper() if ch.isalnum())
+
+
+class RaceService:
+    def __init__(
+        self,
+        *,
+        store: Store,
+        secret: bytes,
+        config: Config,
+        clock: Callable[[], float],
+        wall_clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+    ) -> None:
+        self.store = store
+        self.secret = secret
+        self.config = config
+        self.clock = clock
+        self.wall_clock = wall_clock
+        self.games = all_games()
+        self.rooms: dict[str, Room] = {}
+        self.online: dict[int, Session] = {}  # player id -> its current session
+        self._timers: dict[str, tuple[float, asyncio.Task[None]]] = {}
+        self._started: set[int] = set()  # races whose start is recorded in the store
+        self._handlers: dict[type, Callable[[Session, Any], Any]] = {
+            p.Hello: self._hello,
+            p.ListGames: self._list_games,
+            p.ListRaces: self._list_races,
+            p.CreateRace: self._create_race,
+            p.JoinRace: self._join_race,
+            p.LeaveRace: self._leave_race,
+            p.Ready: self._ready,
+            p.StartRace: self._start_race,
+            p.Move: self._move,
+            p.Resign: self._resign,
+            p.Ping: self._ping,
+        }
+
+    # --- connections ---------------------------------------------------------------
+    def connect(self, peer: Peer) -> Session:
+        return Session(peer)
+
+    async def handle(self, session: Session, frame: str | bytes) -> None:
+        """Serve one frame. Every failure becomes an error message; nothing escapes."""
+        request_id = None
+        try:
+            request = p.decode(frame)
+            request_id = request.id
+            if session.player is None and not isinstance(request, (p.Hello, p.Ping, p.ListGames)):
+                raise p.ProtocolError(p.ErrorCode.NOT_IDENTIFIED, "say hello first")
+            await self._handlers[type(request)](session, request)
+        except p.ProtocolError as exc:
+            session.peer.send(p.error(exc.code, exc.message, exc.request_id if request_id is None else request_id))
+        except RoomError as exc:
+            session.peer.send(p.error(exc.code, exc.message, request_id))
+        except Exception:
+            log.exception("internal error serving a %s message", type(frame).__name__)
+            session.peer.send(p.error(p.ErrorCode.INTERNAL_ERROR, "internal server error", request_id))
+
+    async def disconnect(self, session: Session) -> None:
+        session.closed = True
+        player = session.player
+        if player is None or self.online.get(player.id) is not session:
+            return  # never identified, or replaced by a newer connection
+        del self.online[player.id]
+        room = session.room
+        if room is not None and player.id in room.racers:
+            await self._run(room, room.leave(player.id, self.clock()))
+
+    # --- identity ------------------------------------------------------------------
+    async def _hello(self, session: Session, req: p.Hello) -> None:
+        if session.player is not None:
+            raise p.ProtocolError(p.ErrorCode.ALREADY_IDENTIFIED, f"already identified as {session.player.name}")
+        token: str | None = None
+        name = req.name.strip() if req.name else None
+        if name is not None and not name:
+            raise p.ProtocolError(p.ErrorCode.BAD_MESSAGE, "a name cannot be blank")
+        if req.token is not None:
+            player = await self.store.player_by_token_hash(hash_token(req.token))
+            if player is None:
+                raise p.ProtocolError(p.ErrorCode.BAD_TOKEN, "unknown token: send your name without a token to get a new identity")
+            if name is not None and name != player.name:
+                await self._check_name_free(name, player.id)
+                await self.store.rename_player(player.id, name)
+                player = PlayerRecord(player.id, name, player.created_at)
+        else:
+            if name is None:
+                raise p.ProtocolError(p.ErrorCode.BAD_MESSAGE, "a new player must give a name")
+            await self._check_name_free(name, None)
+            token = secrets.token_urlsafe(TOKEN_BYTES)
+            player = await self.store.create_player(name, hash_token(token), self.wall_clock())
+        older = self.online.get(player.id)
+        if older is not None and older is not session:
+            older.peer.send(p.error(p.ErrorCode.REPLACED, "you signed in from another connection"))
+            older.peer.close(4001, "signed in from another connection")
+            if older.room is not None:
+                session.room = older.room
+            del self.online[player.id]
+        session.player = player
+        self.online[player.id] = session
+        welcome: dict[str, Any] = {"type": "welcome", "id": req.id, "player": {"id": player.id, "name": player.name}}
+        if token is not None:
+            welcome["token"] = token
+        session.peer.send(_drop_none(welcome))
+
+    async def _check_name_free(self, name: str, player_id: int | None) -> None:
+        holder = await self.store.player_by_name(name)
+        if holder is not None and holder.id != player_id:
+            raise p.ProtocolError(
+                p.ErrorCode.NAME_TAKEN,
+                f"the name {name!r} belongs to another player: present its token, or choose another name",
+            )
+
+    # --- lobby ---------------------------------------------------------------------
+    async def _list_games(self, session: Session, req: p.ListGames) -> None:
+        games = [g.describe() for g in self.games.values()]
+        session.peer.send(_drop_none({"type": "games", "id": req.id, "games": games}))
+
+    async def _list_races(self, session: Session, req: p.ListRaces) -> None:
+        races = [r.summary() for r in self.rooms.values() if not r.private and r.open]
+        session.peer.send(_drop_none({"type": "races", "id": req.id, "races": races}))
+
+    async def _create_race(self, session: Session, req: p.CreateRace) -> None:
+        player = self._player(session)
+        self._leave_finished(session)
+        if session.room is not None:
+            raise p.ProtocolError(p.ErrorCode.ALREADY_IN_RACE, f"leave race {session.room.code} first")
+        game = self.games.get(req.game)
+        if game is None:
+            known = ", ".join(sorted(self.games))
+            raise p.ProtocolError(p.ErrorCode.UNKNOWN_GAME, f"unknown game {req.game[:32]!r}; known: {known}")
+        deal = req.deal if req.deal is not None else secrets.randbelow(1_000_000_000)
+        limit = req.time_limit_s or self.config.time_limit_s
+        for _ in range(20):
+            code = new_join_code()
+            if code in self.rooms:
+                continue
+            try:
+                record = await self.store.create_race(
+                    code=code, game=game.id, deal_number=deal, private=req.private,
+                    created_by=player.id, time_limit_s=limit, now=self.wall_clock(),
+                )
+                break
+            except CodeTaken:
+                continue
+        else:
+            raise RuntimeError("could not find a free join code")
+        room = Room(
+            race_id=record.id, code=code, game=game, deal_number=deal, secret=self.secret,
+            private=req.private, creator_id=player.id, time_limit_s=limit,
+            countdown_s=self.config.countdown_s, max_players=self.config.max_players,
+            link=f"{self.config.public_url}/join/{code}",
+        )
+        self.rooms[code] = room
+        session.room = room
+        await self._run(room, room.join(player.id, player.name, self.clock()), reply=(player.id, req.id))
+
+    async def _join_race(self, session: Session, req: p.JoinRace) -> None:
+        player = self._player(session)
+        code = normalize_code(req.code)
+        room = self.rooms.get(code)
+        if room is None or room.status is Status.FINISHED and player.id not in room.racers:
+            raise p.ProtocolError(p.ErrorCode.NO_SUCH_RACE, f"no race with code {req.code[:16]!r}")
+        self._leave_finished(session)
+        if session.room is not None and session.room is not room:
+            raise p.ProtocolError(p.ErrorCode.ALREADY_IN_RACE, f"leave race {session.room.code} first")
+        effects = room.join(player.id, player.name, self.clock())
+        session.room = room
+        await self._run(room, effects, reply=(player.id, req.id))
+
+    async def _leave_race(self, session: Session, req: p.LeaveRace) -> None:
+        player, room = self._player(session), self._room(session)
+        now = self.clock()
+        effects = []
+        if room.status is Status.RUNNING and not room.racers[player.id].done:
+            effects += room.resign(player.id, now)  # leaving a running race gives it up
+        effects += room.leave(player.id, now)
+        session.room = None
+        session.peer.send(_drop_none({"type": "left", "id": req.id, "code": room.code}))
+        await self._run(room, effects)
+
+    async def _ready(self, session: Session, req: p.Ready) -> None:
+        room = self._room(session)
+        await self._run(room, room.set_ready(self._player(session).id, req.ready, self.clock()), reply=(session.player.id, req.id))  # type: ignore[union-attr]
+
+    async def _start_race(self, session: Session, req: p.StartRace) -> None:
+        room = self._room(session)
+        player = self._player(session)
+        await self._run(room, room.start(player.id, self.clock()), reply=(player.id, req.id))
+
+    # --- racing --------------------------------------------------------------------
+    async def _move(self, session: Session, req: p.Move) -> None:
+        room, player = self._room(session), self._player(session)
+        await self._run(room, room.play(player.id, req.moves, self.clock()), reply=(player.id, req.id))
+
+    async def _resign(self, session: Session, req: p.Resign) -> None:
+        room, player = self._room(session), self._player(session)
+        await self._run(room, room.resign(player.id, self.clock()), reply=(player.id, req.id))
+
+    async def _ping(self, session: Session, req: p.Ping) -> None:
+        session.peer.send(_drop_none({"type": "pong", "id": req.id}))
+
+    # --- effects -------------------------------------------------------------------
+    async def _run(self, room: Room, effects: list[Any], reply: tuple[int, Any] | None = None) -> None:
+        """Carry out a room's effects in order; the first message to the requester echoes its id."""
+        pending_reply = reply
+        for effect in effects:
+            if isinstance(effect, Send):
+                for pid in effect.to:
+                    session = self.online.get(pid)
+                    if session is None or session.room is not room:
+                        continue
+                    message = effect.message
+                    if pending_reply is not None and pid == pending_reply[0]:
+                        if pending_reply[1] is not None:
+                            message = {**message, "id": pending_reply[1]}
+                        pending_reply = None
+                    session.peer.send(message)
+            elif isinstance(effect, SaveResults):
+                await self._save_results(room, effect)
+                await self._run(room, room.results_saved())
+        if room.status is Status.RUNNING and room.race_id not in self._started:
+            self._started.add(room.race_id)
+            await self.store.mark_race_started(room.race_id, self.wall_clock())
+        self._schedule(room)
+        if room.status is Status.FINISHED and not any(r.connected for r in room.racers.values()):
+            self._forget(room)
+
+    async def _save_results(self, room: Room, effect: SaveResults) -> None:
+        finished_at = self.wall_clock()
+        records = [
+            ResultRecord(
+                race_id=room.race_id, player_id=r.player_id, player_name=r.name, outcome=r.outcome,
+                rank=r.rank, time_ms=r.time_ms, moves=r.moves, home=r.home, total=r.total,
+                move_log=r.move_log, finished_at=finished_at,
+            )
+            for r in effect.results
+        ]
+        for attempt in range(5):
+            try:
+                await self.store.finish_race(room.race_id, finished_at, records)
+                return
+            except Exception:
+                log.exception("saving results of race %s failed (attempt %d)", room.code, attempt + 1)
+                await asyncio.sleep(0.2 * 2**attempt)
+        raise RuntimeError(f"could not save the results of race {room.code}")
+
+    def _schedule(self, room: Room) -> None:
+        """Keep one timer task per room, aimed at the room's next deadline."""
+        deadline = room.deadline()
+        current = self._timers.get(room.code)
+        if current is not None and current[0] == deadline and not current[1].done():
+            return
+        if current is not None:
+            current[1].cancel()
+            del self._timers[room.code]
+        if deadline is not None:
+            self._timers[room.code] = (deadline, asyncio.create_task(self._timer(room, deadline)))
+
+    async def _timer(self, room: Room, deadline: float) -> None:
+        await asyncio.sleep(max(0.0, deadline - self.clock()))
+        self._timers.pop(room.code, None)
+        try:
+            await self._run(room, room.tick(self.clock()))
+        except Exception:
+            log.exception("timer of race %s failed", room.code)
+
+    def _forget(self, room: Room) -> None:
+        if self.rooms.get(room.code) is room:
+            del self.rooms[room.code]
+        timer = self._timers.pop(room.code, None)
+        if timer is not None:
+            timer[1].cancel()
+
+    def _leave_finished(self, session: Session) -> None:
+        if session.room is not None and session.room.status is Status.FINISHED:
+            session.room = None
+
+    def _player(self, session: Session) -> PlayerRecord:
+        assert session.player is not None  # handle() checked
+        return session.player
+
+    def _room(self, session: Session) -> Room:
+        if session.room is None:
+            raise p.ProtocolError(p.ErrorCode.NOT_IN_RACE, "you are not in a race: create or join one")
+        return session.room
+
+    # --- shutdown ------------------------------------------------------------------
+    async def shutdown(self) -> None:
+        """Close every running race with the results so far, saved before anyone is told."""
+        now = self.clock()
+        for room in list(self.rooms.values()):
+            if room.status is Status.RUNNING:
+                await self._run(room, room.interrupt(now))
+        for _, task in list(self._timers.values()):
+            task.cancel()
+        self._timers.clear()
+
+
+def _drop_none(message: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in message.items() if v is not None or k not in ("id", "token")}

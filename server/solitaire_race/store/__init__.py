@@ -1,0 +1,41 @@
+"""Persistence for the race server: players, races and results in SQL (SQLite by default).
+
+The only package that imports SQLAlchemy. The rest of the server uses ``Store`` and gets
+back the frozen records below; schema changes go through Alembic (see docs/database.md).
+"""
+
+from .records import (
+    OUTCOMES,
+    RACE_STATUSES,
+    Outcome,
+    PlayerRecord,
+    RaceRecord,
+    RaceStatus,
+    ResultRecord,
+)
+from .store import (
+    CodeTaken,
+    ConstraintViolation,
+    NotFound,
+    RaceStateError,
+    Store,
+    StoreError,
+    hash_token,
+)
+
+__all__ = [
+    "OUTCOMES",
+    "RACE_STATUSES",
+    "CodeTaken",
+    "ConstraintViolation",
+    "NotFound",
+    "Outcome",
+    "PlayerRecord",
+    "RaceRecord",
+    "RaceStateError",
+    "RaceStatus",
+    "ResultRecord",
+    "Store",
+    "StoreError",
+    "hash_token",
+]

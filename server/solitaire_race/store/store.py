@@ -1,0 +1,458 @@
+"""The async Store: every read and write of players, races and results.
+
+This module owns the engine (and, for SQLite, how each connection is set up), the
+transactions, and the translation between rows and ``records``. Callers get frozen
+dataclasses and the exceptions defined here, never SQLAlchemy objects or errors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+from sqlalchemy import delete, event, func, insert, select, update
+from sqlalchemy.engine import URL, Connection, make_url
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
+from sqlalchemy.pool import ConnectionPoolEntry
+
+from .migrate import upgrade_to_head
+from .models import Player, Race, Result, Setting
+from .records import (
+    CODE_MAX_LENGTH,
+    NAME_MAX_LENGTH,
+    OUTCOMES,
+    PlayerRecord,
+    RaceRecord,
+    RaceStatus,
+    ResultRecord,
+)
+
+BUSY_TIMEOUT_MS = 5_000
+DEAL_SECRET_SETTING = "deal_secret"
+DEAL_SECRET_BYTES = 32
+
+_TOKEN_HASH = re.compile(r"[0-9a-f]{64}")
+
+
+class StoreError(Exception):
+    """Base class of every error the store raises on purpose."""
+
+
+class ConstraintViolation(StoreError):
+    """A write broke a unique, foreign-key or check constraint; nothing was written."""
+
+
+class CodeTaken(ConstraintViolation):
+    """``create_race``: another race already has this join code; pick another."""
+
+
+class NotFound(StoreError, LookupError):
+    """The player or race named by id does not exist."""
+
+
+class RaceStateError(StoreError):
+    """The race exists but is not in the state this operation needs."""
+
+
+def hash_token(token: str) -> str:
+    """The ``players.token_hash`` of a secret token: sha256 of its UTF-8, as lowercase hex."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+# --- engine -------------------------------------------------------------------------
+
+
+def _sqlite_file(url: URL) -> Path | None:
+    """The file behind a SQLite URL, or None for memory databases and other backends."""
+    if url.get_backend_name() != "sqlite":
+        return None
+    database = url.database or ""
+    if database in ("", ":memory:") or database.startswith("file:"):
+        return None
+    return Path(database)
+
+
+def ensure_sqlite_directory(url: str | URL) -> None:
+    """Create the parent directory of a SQLite database file, so connecting can create it."""
+    path = _sqlite_file(make_url(url))
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+
+def _on_sqlite_connect(dbapi_connection: Any, connection_record: ConnectionPoolEntry) -> None:
+    # Stop the sqlite3 driver's own (legacy) transaction handling, which skips BEGIN
+    # before DDL and SELECT; _on_sqlite_begin emits BEGIN instead, so DDL (migrations)
+    # and reads are really transactional. See SQLAlchemy's "Transactions with SQLite and
+    # the sqlite3 driver". PRAGMAs then run here in autocommit, outside any transaction,
+    # which journal_mode and foreign_keys need.
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute("PRAGMA journal_mode=WAL")  # readers don't block the writer
+        cursor.execute("PRAGMA foreign_keys=ON")  # off by default in SQLite, per connection
+        cursor.execute("PRAGMA synchronous=NORMAL")  # safe with WAL; fsync at checkpoints
+        cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    finally:
+        cursor.close()
+
+
+def _on_sqlite_begin(connection: Connection) -> None:
+    connection.exec_driver_sql("BEGIN")
+
+
+def make_engine(url: str | URL, **kwargs: Any) -> AsyncEngine:
+    """An AsyncEngine for ``url``, with the per-connection SQLite setup when it is SQLite.
+
+    Used by ``Store.open`` and by ``migrations/env.py``, so the command line and the server
+    see identically configured connections. ``kwargs`` go to ``create_async_engine``.
+    """
+    engine = create_async_engine(url, **kwargs)
+    if engine.dialect.name == "sqlite":
+        event.listen(engine.sync_engine, "connect", _on_sqlite_connect)
+        event.listen(engine.sync_engine, "begin", _on_sqlite_begin)
+    return engine
+
+
+# --- validation ---------------------------------------------------------------------
+
+
+def _check_name(name: str) -> str:
+    if not 1 <= len(name) <= NAME_MAX_LENGTH:
+        raise ValueError(f"a player name has 1 to {NAME_MAX_LENGTH} characters, not {len(name)}")
+    return name
+
+
+def _check_token_hash(token_hash: str) -> str:
+    # Guards against storing a raw token by mistake: only a sha256 hex digest fits.
+    if not _TOKEN_HASH.fullmatch(token_hash):
+        raise ValueError("token_hash must be 64 lowercase hex digits (sha256 of the token)")
+    return token_hash
+
+
+def _check_time(moment: datetime) -> datetime:
+    # Checked here too (the column type also refuses) so callers get a plain ValueError.
+    if not isinstance(moment, datetime):
+        raise TypeError(f"expected a datetime, got {moment!r}")
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise ValueError(f"naive datetime {moment!r}: pass an aware UTC datetime")
+    return moment
+
+
+def _join_move_log(race_id: int, player_id: int, moves: Sequence[str]) -> str:
+    for move in moves:
+        if "\n" in move or "\r" in move:
+            raise ValueError(f"race {race_id}, player {player_id}: a move contains a line break")
+    return "\n".join(moves)
+
+
+def _split_move_log(text: str) -> tuple[str, ...]:
+    return tuple(text.split("\n")) if text else ()
+
+
+# --- rows to records ----------------------------------------------------------------
+
+
+def _player_record(row: Player) -> PlayerRecord:
+    return PlayerRecord(id=row.id, name=row.name, created_at=row.created_at)
+
+
+def _race_record(row: Race) -> RaceRecord:
+    status: RaceStatus = row.status  # type: ignore[assignment]  # CHECK constraint holds it
+    return RaceRecord(
+        id=row.id,
+        code=row.code,
+        game=row.game,
+        deal_number=row.deal_number,
+        private=row.private,
+        created_by=row.created_by,
+        created_at=row.created_at,
+        started_at=row.started_at,
+        finished_at=row.finished_at,
+        status=status,
+        time_limit_s=row.time_limit_s,
+    )
+
+
+def _result_record(row: Result, player_name: str) -> ResultRecord:
+    return ResultRecord(
+        race_id=row.race_id,
+        player_id=row.player_id,
+        player_name=player_name,
+        outcome=row.outcome,  # type: ignore[arg-type]  # CHECK constraint holds it
+        rank=row.rank,
+        time_ms=row.time_ms,
+        moves=row.moves,
+        home=row.home,
+        total=row.total,
+        move_log=_split_move_log(row.move_log),
+        finished_at=row.finished_at,
+    )
+
+
+# --- the store ----------------------------------------------------------------------
+
+
+class Store:
+    """Async access to the race database. Open with ``await Store.open(url)``.
+
+    Each method is one short transaction on a pooled connection, so methods may run
+    concurrently from different tasks. Write methods start with their write statement,
+    so under SQLite they take the write lock first (waiting up to busy_timeout) instead
+    of failing on a read snapshot that another writer made stale.
+    """
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._engine = engine
+        # expire_on_commit=False: rows are turned into records after commit.
+        self._sessions = async_sessionmaker(engine, expire_on_commit=False)
+
+    @classmethod
+    async def open(cls, url: str) -> Self:
+        """Connect, create a SQLite file's directory if needed, and upgrade to head."""
+        ensure_sqlite_directory(url)
+        engine = make_engine(url)
+        try:
+            await upgrade_to_head(engine)
+        except BaseException:
+            await engine.dispose()
+            raise
+        return cls(engine)
+
+    async def close(self) -> None:
+        await self._engine.dispose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    @property
+    def engine(self) -> AsyncEngine:
+        """The underlying engine, for tests and diagnostics; the server shouldn't need it."""
+        return self._engine
+
+    # --- players --------------------------------------------------------------------
+
+    async def create_player(self, name: str, token_hash: str, now: datetime) -> PlayerRecord:
+        row = Player(
+            name=_check_name(name),
+            token_hash=_check_token_hash(token_hash),
+            created_at=_check_time(now),
+        )
+        async with self._sessions() as session:
+            session.add(row)
+            try:
+                await session.commit()
+            except IntegrityError as error:
+                await session.rollback()
+                raise ConstraintViolation("a player with this token hash already exists") from error
+            return _player_record(row)
+
+    async def player_by_token_hash(self, token_hash: str) -> PlayerRecord | None:
+        async with self._sessions() as session:
+            row = await session.scalar(select(Player).where(Player.token_hash == token_hash))
+            return None if row is None else _player_record(row)
+
+    async def player_by_name(self, name: str) -> PlayerRecord | None:
+        """The oldest player with this name, ignoring ASCII case (so "Ann" is not a second
+        "ann"); SQL ``lower`` on both sides keeps the comparison consistent."""
+        statement = (
+            select(Player).where(func.lower(Player.name) == func.lower(name)).order_by(Player.id).limit(1)
+        )
+        async with self._sessions() as session:
+            row = await session.scalar(statement)
+            return None if row is None else _player_record(row)
+
+    async def player(self, player_id: int) -> PlayerRecord | None:
+        async with self._sessions() as session:
+            row = await session.get(Player, player_id)
+            return None if row is None else _player_record(row)
+
+    async def rename_player(self, player_id: int, name: str) -> None:
+        statement = update(Player).where(Player.id == player_id).values(name=_check_name(name))
+        async with self._sessions() as session:
+            result = await session.execute(statement)
+            await session.commit()
+        if result.rowcount == 0:  # type: ignore[attr-defined]
+            raise NotFound(f"no player {player_id}")
+
+    # --- races ----------------------------------------------------------------------
+
+    async def create_race(
+        self,
+        *,
+        code: str,
+        game: str,
+        deal_number: int,
+        private: bool,
+        created_by: int,
+        time_limit_s: int,
+        now: datetime,
+    ) -> RaceRecord:
+        """A new race in status 'open'. Raises CodeTaken if ``code`` is in use."""
+        if not 1 <= len(code) <= CODE_MAX_LENGTH:
+            raise ValueError(f"a race code has 1 to {CODE_MAX_LENGTH} characters")
+        row = Race(
+            code=code,
+            game=game,
+            deal_number=deal_number,
+            private=private,
+            created_by=created_by,
+            created_at=_check_time(now),
+            started_at=None,
+            finished_at=None,
+            status="open",
+            time_limit_s=time_limit_s,
+        )
+        async with self._sessions() as session:
+            session.add(row)
+            try:
+                await session.commit()
+            except IntegrityError as error:
+                await session.rollback()
+                failure = error
+            else:
+                return _race_record(row)
+        # Tell a taken code from a bad created_by without parsing driver messages.
+        if await self.race_by_code(code) is not None:
+            raise CodeTaken(f"race code {code!r} is taken") from failure
+        raise ConstraintViolation(f"cannot create race: {failure.orig}") from failure
+
+    async def race(self, race_id: int) -> RaceRecord | None:
+        async with self._sessions() as session:
+            row = await session.get(Race, race_id)
+            return None if row is None else _race_record(row)
+
+    async def race_by_code(self, code: str) -> RaceRecord | None:
+        async with self._sessions() as session:
+            row = await session.scalar(select(Race).where(Race.code == code))
+            return None if row is None else _race_record(row)
+
+    async def mark_race_started(self, race_id: int, started_at: datetime) -> None:
+        """'open' -> 'running'. Raises NotFound, or RaceStateError if it isn't open."""
+        statement = (
+            update(Race)
+            .where(Race.id == race_id, Race.status == "open")
+            .values(status="running", started_at=_check_time(started_at))
+        )
+        async with self._sessions() as session:
+            result = await session.execute(statement)
+            await session.commit()
+        if result.rowcount == 0:  # type: ignore[attr-defined]
+            await self._raise_wrong_state(race_id, "open")
+
+    async def finish_race(
+        self, race_id: int, finished_at: datetime, results: Sequence[ResultRecord]
+    ) -> None:
+        """'running' -> 'finished' plus every result row, in one transaction.
+
+        Returns only after the commit; on any error nothing is written. Raises NotFound or
+        RaceStateError (race missing / not running), ConstraintViolation (e.g. an unknown
+        player or a player listed twice), ValueError (a result for another race, an
+        unknown outcome, a move with a line break). ``player_name`` is ignored.
+        """
+        rows: list[dict[str, Any]] = []
+        for r in results:
+            if r.race_id != race_id:
+                raise ValueError(f"result for race {r.race_id} passed to finish_race({race_id})")
+            if r.outcome not in OUTCOMES:
+                raise ValueError(f"unknown outcome {r.outcome!r}")
+            rows.append(
+                {
+                    "race_id": race_id,
+                    "player_id": r.player_id,
+                    "outcome": r.outcome,
+                    "rank": r.rank,
+                    "time_ms": r.time_ms,
+                    "moves": r.moves,
+                    "home": r.home,
+                    "total": r.total,
+                    "move_log": _join_move_log(race_id, r.player_id, r.move_log),
+                    "finished_at": _check_time(r.finished_at),
+                }
+            )
+        mark_finished = (
+            update(Race)
+            .where(Race.id == race_id, Race.status == "running")
+            .values(status="finished", finished_at=_check_time(finished_at))
+        )
+        async with self._sessions() as session:
+            # The UPDATE comes first: it takes the write lock and proves the race is running.
+            result = await session.execute(mark_finished)
+            if result.rowcount == 0:  # type: ignore[attr-defined]
+                await session.rollback()
+                await self._raise_wrong_state(race_id, "running")
+            try:
+                if rows:
+                    await session.execute(insert(Result), rows)
+                await session.commit()
+            except IntegrityError as error:
+                await session.rollback()
+                raise ConstraintViolation(
+                    f"cannot store results of race {race_id}: {error.orig}"
+                ) from error
+
+    async def race_results(self, race_id: int) -> list[ResultRecord]:
+        """The race's results ordered by rank (then player id), with player names."""
+        statement = (
+            select(Result, Player.name)
+            .join(Player, Player.id == Result.player_id)
+            .where(Result.race_id == race_id)
+            .order_by(Result.rank, Result.player_id)
+        )
+        async with self._sessions() as session:
+            rows = (await session.execute(statement)).all()
+            return [_result_record(result, name) for result, name in rows]
+
+    async def abandon_race(self, race_id: int) -> bool:
+        """Delete a race that is still 'open' (never started): it has no results and
+        nothing refers to it. Returns False, changing nothing, if the race is missing or
+        has started; a started race is ended with finish_race instead."""
+        statement = delete(Race).where(Race.id == race_id, Race.status == "open")
+        async with self._sessions() as session:
+            result = await session.execute(statement)
+            await session.commit()
+        return bool(result.rowcount)  # type: ignore[attr-defined]
+
+    # --- server settings ------------------------------------------------------------
+
+    async def deal_secret(self) -> bytes:
+        """The server's deal secret: random bytes made on first use and kept in
+        ``settings``, so a deal number means the same cards after a restart."""
+        stored = await self._setting(DEAL_SECRET_SETTING)
+        if stored is None:
+            fresh = Setting(name=DEAL_SECRET_SETTING, value=secrets.token_hex(DEAL_SECRET_BYTES))
+            async with self._sessions() as session:
+                session.add(fresh)
+                try:
+                    await session.commit()
+                except IntegrityError:  # another process stored one first: use that one
+                    await session.rollback()
+            stored = await self._setting(DEAL_SECRET_SETTING)
+            if stored is None:
+                raise StoreError("the deal secret could not be stored")
+        return bytes.fromhex(stored)
+
+    async def _setting(self, name: str) -> str | None:
+        async with self._sessions() as session:
+            row = await session.get(Setting, name)
+            return None if row is None else row.value
+
+    async def _raise_wrong_state(self, race_id: int, wanted: RaceStatus) -> None:
+        race = await self.race(race_id)
+        if race is None:
+            raise NotFound(f"no race {race_id}")
+        raise RaceStateError(f"race {race_id} is {race.status!r}, not {wanted!r}")

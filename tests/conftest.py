@@ -1,0 +1,124 @@
+"""Fixtures that start the real server on 127.0.0.1 (port 0) with a temporary SQLite file,
+and a small websocket client that records every frame in both directions."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+
+from solitaire_race.app import App
+from solitaire_race.config import Config
+
+TEST_SECRET = "test-secret"
+TIMEOUT = 5.0
+
+# Every frame any test client sent or received: (direction, parsed message).
+TRAFFIC: list[tuple[str, Any]] = []
+
+
+def make_config(tmp_path: Path, **overrides: Any) -> Config:
+    base = Config(
+        host="127.0.0.1",
+        port=0,
+        db_url=f"sqlite+aiosqlite:///{tmp_path / 'race.sqlite3'}",
+        secret=TEST_SECRET,
+        countdown_s=0.05,
+    )
+    return replace(base, **overrides)
+
+
+@pytest.fixture
+async def app(tmp_path: Path) -> AsyncIterator[App]:
+    running = await App.start(make_config(tmp_path))
+    try:
+        yield running
+    finally:
+        await running.stop()
+
+
+class Client:
+    """A protocol client for tests: send, then expect messages by type."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+        self.inbox: list[dict[str, Any]] = []
+        self._next_id = 0
+        self.player: dict[str, Any] | None = None
+        self.token: str | None = None
+
+    @classmethod
+    async def connect(cls, app: App) -> "Client":
+        return cls(await connect(app.ws_url, open_timeout=TIMEOUT, compression=None))
+
+    async def send(self, message: dict[str, Any]) -> None:
+        TRAFFIC.append(("in", message))
+        await self.ws.send(json.dumps(message))
+
+    async def send_raw(self, frame: str | bytes) -> None:
+        await self.ws.send(frame)
+
+    async def request(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Send with a fresh id and return the reply that echoes it."""
+        self._next_id += 1
+        rid = self._next_id
+        await self.send({**message, "id": rid})
+        return await self.expect(lambda m: m.get("id") == rid)
+
+    async def _read(self) -> dict[str, Any]:
+        raw = await asyncio.wait_for(self.ws.recv(), TIMEOUT)
+        message = json.loads(raw)
+        TRAFFIC.append(("out", message))
+        return message
+
+    async def expect(self, match: Any, timeout: float = TIMEOUT) -> dict[str, Any]:
+        """The first message (buffered or new) of a type, or matching a predicate."""
+        test = match if callable(match) else (lambda m: m.get("type") == match)
+        for i, message in enumerate(self.inbox):
+            if test(message):
+                return self.inbox.pop(i)
+        async with asyncio.timeout(timeout):
+            while True:
+                message = await self._read()
+                if test(message):
+                    return message
+                self.inbox.append(message)
+
+    async def hello(self, name: str | None = None, token: str | None = None) -> dict[str, Any]:
+        msg: dict[str, Any] = {"type": "hello"}
+        if name is not None:
+            msg["name"] = name
+        if token is not None:
+            msg["token"] = token
+        reply = await self.request(msg)
+        if reply["type"] == "welcome":
+            self.player = reply["player"]
+            self.token = reply.get("token", token)
+        return reply
+
+    async def close(self) -> None:
+        await self.ws.close()
+
+
+@pytest.fixture
+async def clients(app: App) -> AsyncIterator[Any]:
+    """A factory of connected clients, all closed at the end of the test."""
+    made: list[Client] = []
+
+    async def make(name: str | None = None) -> Client:
+        client = await Client.connect(app)
+        made.append(client)
+        if name is not None:
+            reply = await client.hello(name)
+            assert reply["type"] == "welcome", reply
+        return client
+
+    yield make
+    for client in made:
+        await client.close()

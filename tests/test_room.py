@@ -1,0 +1,209 @@
+"""The race room state machine, fed directly: no sockets, no clock but the one passed in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from solitaire_race.engine import get_game
+from solitaire_race.room import Room, RoomError, SaveResults, Send, Status
+
+from .support import winnable_deal
+
+SECRET = b"test-secret"
+GAME = "cruel"
+DEAL, WINNING_LINE = winnable_deal(GAME, SECRET)
+
+
+def make_room(**kw: Any) -> Room:
+    args: dict[str, Any] = dict(
+        race_id=1, code="BCDFGH", game=get_game(GAME), deal_number=DEAL, secret=SECRET,
+        private=True, creator_id=1, time_limit_s=600, countdown_s=3.0, max_players=8,
+        link="http://x/join/BCDFGH", leave_grace_s=60.0,
+    )
+    args.update(kw)
+    return Room(**args)
+
+
+def sends(effects: list[Any], to: int | None = None, type_: str | None = None) -> list[dict[str, Any]]:
+    return [
+        e.message for e in effects
+        if isinstance(e, Send) and (to is None or to in e.to) and (type_ is None or e.message["type"] == type_)
+    ]
+
+
+def running_room(players: int = 2, **kw: Any) -> tuple[Room, list[Any]]:
+    room = make_room(**kw)
+    for pid in range(1, players + 1):
+        room.join(pid, f"p{pid}", now=0.0)
+    room.start(1, now=1.0)
+    effects = room.tick(now=4.0)
+    assert room.status is Status.RUNNING
+    return room, effects
+
+
+def test_lobby_join_ready_countdown_and_identical_deal() -> None:
+    room = make_room()
+    e = room.join(1, "ann", now=0.0)
+    assert sends(e, 1, "room")[0]["race"]["players"] == [{"id": 1, "name": "ann", "ready": False, "connected": True}]
+    e = room.join(2, "bob", now=0.5)
+    assert len(sends(e, 1, "room")) == 1 and len(sends(e, 2, "room")) == 1  # everyone sees who is in
+    room.set_ready(1, True, now=1.0)
+    assert room.status is Status.LOBBY
+    e = room.set_ready(2, True, now=2.0)  # all ready: the countdown starts
+    assert room.status is Status.COUNTDOWN and room.deadline() == 5.0
+    assert sends(e, 2, "countdown")[0]["starts_in_ms"] == 3000
+    assert room.tick(now=4.999) == []  # not yet
+    e = room.tick(now=5.0)
+    views = [sends(e, pid, "race_started")[0]["view"] for pid in (1, 2)]
+    assert views[0] == views[1] == get_game(GAME).view(get_game(GAME).deal(DEAL, SECRET))
+
+
+def test_only_the_creator_starts_and_no_join_after_start() -> None:
+    room = make_room()
+    room.join(1, "ann", 0.0)
+    room.join(2, "bob", 0.0)
+    with pytest.raises(RoomError) as exc:
+        room.start(2, 1.0)
+    assert exc.value.code == "not_creator"
+    room.start(1, 1.0)
+    with pytest.raises(RoomError) as exc:
+        room.join(3, "cat", 1.5)
+    assert exc.value.code == "race_started"
+
+
+def test_room_full() -> None:
+    room = make_room(max_players=2)
+    room.join(1, "a", 0.0)
+    room.join(2, "b", 0.0)
+    with pytest.raises(RoomError) as exc:
+        room.join(3, "c", 0.0)
+    assert exc.value.code == "room_full"
+
+
+def test_creator_leaving_the_lobby_passes_the_role_on() -> None:
+    room = make_room()
+    room.join(1, "a", 0.0)
+    room.join(2, "b", 0.0)
+    e = room.leave(1, 1.0)
+    assert room.creator_id == 2 and sends(e, 2, "room")[0]["race"]["creator_id"] == 2
+    room.leave(2, 2.0)
+    assert room.status is Status.FINISHED  # abandoned
+
+
+def test_moves_before_start_are_refused() -> None:
+    room = make_room()
+    room.join(1, "a", 0.0)
+    with pytest.raises(RoomError) as exc:
+        room.play(1, ["1>f"], 0.5)
+    assert exc.value.code == "race_not_running"
+
+
+def test_legal_move_applies_and_progress_goes_to_the_others() -> None:
+    room, _ = running_room()
+    e = room.play(1, [WINNING_LINE[0]], now=5.0)
+    reply = sends(e, 1, "move_result")[0]
+    assert reply["applied"] == [WINNING_LINE[0]] and reply["rejected"] is None
+    assert reply["elapsed_ms"] == 1000  # server clock: started at 4.0
+    progress = sends(e, 2, "progress")
+    assert progress and progress[0]["player_id"] == 1 and progress[0]["moves"] == 1
+    assert not sends(e, 1, "progress")  # the mover learns it from its reply
+    assert "view" not in progress[0]  # opponents never see your cards
+
+
+def test_illegal_move_rejected_with_reason_and_no_effect() -> None:
+    room, _ = running_room()
+    before = room.racers[1].state
+    e = room.play(1, ["12>1"] if "12>1" not in WINNING_LINE[:1] else ["1>12"], now=5.0)
+    reply = sends(e, 1, "move_result")[0]
+    assert reply["applied"] == [] and reply["rejected"]["code"] == "illegal_move"
+    assert "cannot go on" in reply["rejected"]["reason"] or "needs" in reply["rejected"]["reason"]
+    assert room.racers[1].state == before and room.racers[1].log == []
+    assert not sends(e, 2)  # nothing to tell the others
+
+
+def test_batch_stops_at_first_illegal_move_earlier_ones_stay() -> None:
+    """rules.md: "A client may send several moves in one message; the server applies them in
+    order and stops at the first illegal one (earlier ones stay applied)." """
+    room, _ = running_room()
+    e = room.play(1, [WINNING_LINE[0], "zz", WINNING_LINE[1]], now=5.0)
+    reply = sends(e, 1, "move_result")[0]
+    assert reply["applied"] == [WINNING_LINE[0]]
+    assert reply["rejected"]["move"] == "zz" and reply["rejected"]["code"] == "bad_notation"
+    assert room.racers[1].log == [WINNING_LINE[0]]
+
+
+def test_full_race_ranking_saved_before_announced() -> None:
+    room, _ = running_room(players=3)
+    room.play(3, [WINNING_LINE[0]], now=5.0)
+    room.resign(3, now=6.0)
+    e = room.play(2, list(WINNING_LINE[:40]), now=7.0)
+    e = room.play(2, list(WINNING_LINE[40:]), now=9.0)  # player 2 wins at 5 s
+    assert sends(e, 2, "move_result")[0]["outcome"] == "won"
+    assert room.status is Status.RUNNING  # player 1 still racing
+    room.play(1, list(WINNING_LINE[:40]), now=13.0)
+    e = room.play(1, list(WINNING_LINE[40:]), now=14.0)  # player 1 wins at 10 s
+    assert room.status is Status.CLOSING
+    saves = [x for x in e if isinstance(x, SaveResults)]
+    assert len(saves) == 1 and not sends(e, type_="race_finished")  # not announced yet
+    ranking = [(r.player_id, r.rank, r.outcome, r.time_ms) for r in saves[0].results]
+    assert ranking == [(2, 1, "won", 5000), (1, 2, "won", 10000), (3, 3, "resigned", 2000)]
+    assert saves[0].results[0].move_log == WINNING_LINE
+    e = room.results_saved()
+    finished = sends(e, 1, "race_finished")[0]
+    assert [r["player_id"] for r in finished["ranking"]] == [2, 1, 3]
+    assert room.status is Status.FINISHED
+
+
+def test_game_over_refuses_further_moves() -> None:
+    room, _ = running_room()
+    room.resign(1, now=5.0)
+    with pytest.raises(RoomError) as exc:
+        room.play(1, ["1>f"], now=6.0)
+    assert exc.value.code == "game_over"
+
+
+def test_time_limit_closes_the_race_unfinished_ranked_by_progress() -> None:
+    room, _ = running_room(time_limit_s=60)
+    room.play(2, list(WINNING_LINE[:10]), now=5.0)
+    assert room.deadline() == 64.0
+    assert room.tick(now=63.0) == []
+    e = room.tick(now=64.5)
+    results = [x for x in e if isinstance(x, SaveResults)][0].results
+    assert [(r.player_id, r.outcome, r.time_ms) for r in results] == [(2, "timeout", 60000), (1, "timeout", 60000)]
+    assert results[0].home > results[1].home
+
+
+def test_disconnected_racer_keeps_clock_and_is_marked_left_after_grace() -> None:
+    room, _ = running_room()
+    room.leave(2, now=10.0)
+    assert not room.racers[2].connected and room.deadline() == 70.0
+    e = room.join(2, "p2", now=20.0)  # back in time: resumes the same game
+    started = sends(e, 2, "race_started")[0]
+    assert started["elapsed_ms"] == 16000 and started["view"] == room.game.view(room.racers[2].state)
+    room.leave(2, now=30.0)
+    room.resign(1, now=31.0)
+    e = room.tick(now=90.0)
+    results = [x for x in e if isinstance(x, SaveResults)][0].results
+    assert {r.player_id: r.outcome for r in results} == {1: "resigned", 2: "left"}
+
+
+def test_interrupt_on_shutdown() -> None:
+    room, _ = running_room()
+    room.play(1, [WINNING_LINE[0]], now=5.0)
+    e = room.interrupt(now=6.0)
+    results = [x for x in e if isinstance(x, SaveResults)][0].results
+    assert {r.outcome for r in results} == {"interrupted"}
+    assert results[0].player_id == 1 or results[0].home >= results[1].home
+
+
+def test_every_room_error_code_is_a_protocol_error_code() -> None:
+    """The service turns RoomError.code into an ErrorCode: an unknown one would be a bug."""
+    import inspect
+    import re
+
+    from solitaire_race import protocol, room
+
+    codes = set(re.findall(r'RoomError\(\s*"([a-z_]+)"', inspect.getsource(room)))
+    assert codes and codes <= {c.value for c in protocol.ErrorCode}

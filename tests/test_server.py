@@ -1,0 +1,271 @@
+"""Whole races through the real server: real websockets on 127.0.0.1, a real SQLite file."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import sqlite3
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+from websockets.exceptions import ConnectionClosed
+
+from solitaire_race.app import App
+from solitaire_race.engine import get_game
+from solitaire_race.service import CODE_ALPHABET
+
+from .conftest import TEST_SECRET, Client, make_config
+from .support import winnable_deal
+
+GAME = "cruel"
+DEAL, LINE = winnable_deal(GAME, TEST_SECRET.encode())
+
+
+def db_path(app: App) -> Path:
+    return Path(app.config.db_url.split("///", 1)[1])
+
+
+def query(app: App, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+    with sqlite3.connect(db_path(app)) as db:
+        return db.execute(sql, args).fetchall()
+
+
+async def make_race(host: Client, *guests: Client, deal: int = DEAL, game: str = GAME) -> str:
+    room = await host.request({"type": "create_race", "game": game, "deal": deal, "private": True})
+    assert room["type"] == "room", room
+    code = room["race"]["code"]
+    for guest in guests:
+        joined = await guest.request({"type": "join_race", "code": code})
+        assert joined["type"] == "room", joined
+    return code
+
+
+async def start(host: Client, *everyone: Client) -> list[dict[str, Any]]:
+    reply = await host.request({"type": "start_race"})
+    assert reply["type"] in ("room", "countdown"), reply
+    return [await c.expect("race_started") for c in (host, *everyone)]
+
+
+async def play(client: Client, moves: list[str]) -> dict[str, Any]:
+    return await client.request({"type": "move", "moves": moves})
+
+
+async def http_get(app: App, path: str) -> tuple[int, str, str]:
+    def get() -> tuple[int, str, str]:
+        try:
+            with urllib.request.urlopen(app.config.public_url + path, timeout=5) as r:
+                return r.status, r.headers["Content-Type"], r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.headers["Content-Type"], e.read().decode()
+
+    return await asyncio.to_thread(get)
+
+
+async def test_http_health_and_client_on_the_same_port(app: App) -> None:
+    assert await http_get(app, "/healthz") == (200, "text/plain; charset=utf-8", "ok\n")
+    status, kind, body = await http_get(app, "/")
+    assert status == 200 and kind.startswith("text/html") and "<title>Solitaire Race" in body
+    status, _, body = await http_get(app, "/join/BCDFGH")
+    assert status == 200 and "<title>Solitaire Race" in body
+    assert (await http_get(app, "/../pyproject.toml"))[0] == 404
+    assert (await http_get(app, "/nope.js"))[0] == 404
+
+
+async def test_identity_token_is_secret_and_hashed(app: App, clients: Any) -> None:
+    ann = await clients("ann")
+    assert ann.token and len(ann.token) >= 22  # ≥128 bits of randomness, url-safe
+    stored = query(app, "SELECT name, token_hash FROM players")
+    assert stored == [("ann", stored[0][1])] and ann.token not in stored[0][1]
+    again = await clients()
+    welcome = await again.hello(token=ann.token)
+    assert welcome["type"] == "welcome" and welcome["player"] == ann.player and "token" not in welcome
+
+
+async def test_nobody_can_act_as_another_player(app: App, clients: Any) -> None:
+    await clients("ann")
+    impostor = await clients()
+    for name in ("ann", "ANN"):
+        reply = await impostor.hello(name)
+        assert reply["type"] == "error" and reply["code"] == "name_taken"
+    reply = await impostor.hello(token="x" * 43)
+    assert reply["type"] == "error" and reply["code"] == "bad_token"
+    reply = await impostor.request({"type": "create_race", "game": GAME})
+    assert reply["code"] == "not_identified"
+
+
+async def test_join_code_link_and_wrong_code(app: App, clients: Any) -> None:
+    ann, bob = await clients("ann"), await clients("bob")
+    room = (await ann.request({"type": "create_race", "game": GAME, "private": True}))["race"]
+    assert re.fullmatch(f"[{CODE_ALPHABET}]{{6}}", room["code"])
+    assert room["link"] == f"{app.config.public_url}/join/{room['code']}"
+    assert room["players"] == [{"id": ann.player["id"], "name": "ann", "ready": False, "connected": True}]
+    wrong = "".join(CODE_ALPHABET[(CODE_ALPHABET.index(ch) + 1) % len(CODE_ALPHABET)] for ch in room["code"])
+    reply = await bob.request({"type": "join_race", "code": wrong})
+    assert reply["type"] == "error" and reply["code"] == "no_such_race"
+    joined = await bob.request({"type": "join_race", "code": room["code"].lower()})
+    assert [p["name"] for p in joined["race"]["players"]] == ["ann", "bob"]
+    seen_by_ann = await ann.expect(lambda m: m["type"] == "room" and len(m["race"]["players"]) == 2)
+    assert seen_by_ann["race"]["code"] == room["code"]
+
+
+async def test_two_players_race_to_the_finish(app: App, clients: Any) -> None:
+    ann, bob = await clients("ann"), await clients("bob")
+    code = await make_race(ann, bob)
+    refused = await bob.request({"type": "start_race"})
+    assert refused["code"] == "not_creator"
+    started = await start(ann, bob)
+    assert started[0]["view"] == started[1]["view"]
+    game = get_game(GAME)
+    assert started[0]["view"] == game.view(game.deal(DEAL, TEST_SECRET.encode()))
+
+    # An illegal move: refused with the engine's reason, nothing changes.
+    bad = await play(bob, ["1>1"])
+    assert bad["applied"] == [] and bad["rejected"]["code"] == "illegal_move"
+    assert bad["rejected"]["reason"] == "a pile cannot be moved onto itself"
+    assert bad["view"] == started[1]["view"] and bad["moves"] == 0
+
+    # Legal moves: applied, and the opponent sees the progress (not the cards).
+    first = await play(ann, list(LINE[:10]))
+    assert first["applied"] == list(LINE[:10]) and first["rejected"] is None
+    progress = await bob.expect(lambda m: m["type"] == "progress" and m["moves"] == 10)
+    assert progress["player_id"] == ann.player["id"] and progress["home"] == first["progress"]["home"]
+    assert "view" not in progress
+
+    rest = await play(ann, list(LINE[10:]))
+    assert rest["outcome"] == "won" and rest["progress"]["home"] == 52
+    assert (await bob.expect(lambda m: m["type"] == "progress" and m["outcome"] == "won"))["time_ms"] is not None
+
+    after = await play(ann, ["1>f"])
+    assert after["code"] == "game_over"
+
+    await bob.request({"type": "resign"})
+    finished = [await c.expect("race_finished") for c in (ann, bob)]
+    ranking = finished[0]["ranking"]
+    assert finished[0] == finished[1] | {"id": finished[0].get("id")} or finished[0]["ranking"] == finished[1]["ranking"]
+    assert [(r["name"], r["rank"], r["outcome"]) for r in ranking] == [("ann", 1, "won"), ("bob", 2, "resigned")]
+
+    # The results were in the database when the finish was announced.
+    rows = query(
+        app,
+        "SELECT p.name, r.rank, r.outcome, r.moves, r.time_ms, r.move_log FROM results r "
+        "JOIN players p ON p.id = r.player_id JOIN races c ON c.id = r.race_id WHERE c.code = ? ORDER BY r.rank",
+        code,
+    )
+    assert [(n, rk, o, m) for n, rk, o, m, _, _ in rows] == [("ann", 1, "won", len(LINE)), ("bob", 2, "resigned", 0)]
+    assert rows[0][4] == ranking[0]["time_ms"] and rows[0][5].split("\n") == list(LINE)
+    assert query(app, "SELECT status, game, deal_number FROM races WHERE code = ?", code) == [("finished", GAME, DEAL)]
+
+
+async def test_eight_players_receive_identical_layouts(app: App, clients: Any) -> None:
+    players = [await clients(f"p{i}") for i in range(8)]
+    await make_race(players[0], *players[1:], game="clock", deal=12345)
+    started = await start(players[0], *players[1:])
+    views = [s["view"] for s in started]
+    assert all(v == views[0] for v in views)
+    assert all(p["face_down"] == 4 for p in views[0]["piles"])  # hidden cards stay hidden
+    assert len(started[0]["opponents"]) == 7
+
+
+async def test_all_ready_starts_the_race(app: App, clients: Any) -> None:
+    ann, bob = await clients("ann"), await clients("bob")
+    await make_race(ann, bob)
+    await ann.request({"type": "ready", "ready": True})
+    await bob.request({"type": "ready", "ready": True})
+    countdown = await ann.expect("countdown")
+    assert countdown["starts_in_ms"] == 50
+    assert (await ann.expect("race_started"))["view"] == (await bob.expect("race_started"))["view"]
+
+
+@pytest.mark.parametrize(
+    "frame, code",
+    [
+        ("{not json", "invalid_json"),
+        ("[1, 2]", "bad_message"),
+        ('{"type": "teleport"}', "unknown_type"),
+        ('{"type": "move", "moves": "1>f"}', "bad_message"),
+        ('{"type": "create_race", "game": "cruel", "deal": -1}', "bad_message"),
+        ('{"type": "hello", "name": "x", "admin": true}', "bad_message"),
+        ('{"type": "create_race", "game": "chess"}', "unknown_game"),
+        ('{"type": "move", "moves": ["1>f"]}', "not_in_race"),
+        ('{"type": "join_race", "code": "ZZZZZZ"}', "no_such_race"),
+        (b"\x00\x01binary", "bad_message"),
+        ('{"type": "ping", "pad": "' + "x" * 9000 + '"}', "too_large"),
+    ],
+)
+async def test_bad_input_gets_a_clear_error(app: App, clients: Any, frame: str | bytes, code: str) -> None:
+    client = await clients("carol")
+    await client.send_raw(frame)
+    reply = await client.expect("error")
+    assert reply["code"] == code and reply["message"]
+    assert (await client.request({"type": "ping"}))["type"] == "pong"  # still served
+
+
+async def test_huge_frame_closes_only_that_connection(app: App, clients: Any) -> None:
+    ann, bob = await clients("ann"), await clients("bob")
+    await make_race(ann, bob)
+    await start(ann, bob)
+    hostile = await clients("mallory")
+    await hostile.send_raw("x" * 200_000)
+    with pytest.raises(ConnectionClosed):
+        await hostile.expect("never")
+    assert hostile.ws.close_code == 1009
+    reply = await play(ann, [LINE[0]])
+    assert reply["applied"] == [LINE[0]]  # the race goes on
+
+
+async def test_moves_for_a_race_you_are_not_in(app: App, clients: Any) -> None:
+    ann, bob, eve = await clients("ann"), await clients("bob"), await clients("eve")
+    code = await make_race(ann, bob)
+    await start(ann, bob)
+    late = await eve.request({"type": "join_race", "code": code})
+    assert late["code"] == "race_started"
+    reply = await play(eve, [LINE[0]])
+    assert reply["code"] == "not_in_race"
+
+
+async def test_reconnect_with_token_resumes_the_game(app: App, clients: Any) -> None:
+    ann, bob = await clients("ann"), await clients("bob")
+    code = await make_race(ann, bob)
+    await start(ann, bob)
+    before = await play(ann, list(LINE[:5]))
+    await ann.close()
+    away = await bob.expect(lambda m: m["type"] == "room" and not m["race"]["players"][0]["connected"])
+    assert away["race"]["status"] == "running"
+    back = await clients()
+    await back.hello(token=ann.token)
+    resumed = await back.request({"type": "join_race", "code": code})
+    started = await back.expect("race_started")
+    assert resumed["type"] == "room" and started["view"] == before["view"] and started["moves"] == 5
+
+
+async def test_newer_connection_replaces_the_older(app: App, clients: Any) -> None:
+    ann = await clients("ann")
+    second = await clients()
+    await second.hello(token=ann.token)
+    notice = await ann.expect("error")
+    assert notice["code"] == "replaced"
+    with pytest.raises(ConnectionClosed):
+        await ann.expect("never")
+    assert ann.ws.close_code == 4001
+    assert (await second.request({"type": "ping"}))["type"] == "pong"
+
+
+async def test_graceful_shutdown_saves_running_races(tmp_path: Path) -> None:
+    app = await App.start(make_config(tmp_path))
+    ann, bob = await Client.connect(app), await Client.connect(app)
+    try:
+        await ann.hello("ann")
+        await bob.hello("bob")
+        code = await make_race(ann, bob)
+        await start(ann, bob)
+        await play(ann, list(LINE[:7]))
+        await app.stop()
+        finished = await ann.expect("race_finished")
+        assert {r["outcome"] for r in finished["ranking"]} == {"interrupted"}
+    finally:
+        await ann.close()
+        await bob.close()
+    rows = query(app, "SELECT r.outcome, r.moves FROM results r JOIN races c ON c.id = r.race_id WHERE c.code = ? ORDER BY r.rank", code)
+    assert rows == [("interrupted", 7), ("interrupted", 0)]

@@ -1,0 +1,362 @@
+"""The store against real SQLite files, with the real Alembic migrations (no mocks)."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import AsyncIterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import text
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
+
+from solitaire_race.store import (
+    CodeTaken,
+    ConstraintViolation,
+    NotFound,
+    RaceStateError,
+    ResultRecord,
+    Store,
+    hash_token,
+)
+from solitaire_race.store.migrate import REPO_ROOT, alembic_config
+from solitaire_race.store.models import Base
+
+UTC = timezone.utc
+T0 = datetime(2025, 3, 4, 5, 6, 7, 891011, tzinfo=UTC)
+TABLES = {"players", "races", "results", "settings"}
+
+
+def url_for(path: Path) -> str:
+    return f"sqlite+aiosqlite:///{path}"
+
+
+def head_revision() -> str:
+    head = ScriptDirectory.from_config(alembic_config("sqlite+aiosqlite://")).get_current_head()
+    assert head is not None
+    return head
+
+
+def sqlite_tables(path: Path) -> set[str]:
+    with sqlite3.connect(path) as db:
+        rows = db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+    return {name for (name,) in rows}
+
+
+def result(race_id: int, player_id: int, rank: int, **overrides: object) -> ResultRecord:
+    fields: dict[object, object] = dict(
+        race_id=race_id,
+        player_id=player_id,
+        player_name="",
+        outcome="won",
+        rank=rank,
+        time_ms=60_000 * rank,
+        moves=10 * rank,
+        home=52,
+        total=52,
+        move_log=("1h", "2-3", "r"),
+        finished_at=T0 + timedelta(minutes=rank),
+    )
+    fields.update(overrides)
+    return ResultRecord(**fields)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[Store]:
+    store = await Store.open(url_for(tmp_path / "race.sqlite3"))
+    yield store
+    await store.close()
+
+
+async def new_player(store: Store, name: str = "ann") -> int:
+    return (await store.create_player(name, hash_token(f"token-of-{name}"), T0)).id
+
+
+async def new_race(store: Store, code: str = "ABCD", created_by: int | None = None) -> int:
+    if created_by is None:
+        created_by = await new_player(store, f"host-{code}")
+    race = await store.create_race(
+        code=code,
+        game="perseverance",
+        deal_number=2**53 - 1,
+        private=False,
+        created_by=created_by,
+        time_limit_s=600,
+        now=T0,
+    )
+    return race.id
+
+
+# --- migrations -------------------------------------------------------------------------
+
+
+def test_repo_root_is_where_alembic_ini_is() -> None:
+    assert (REPO_ROOT / "alembic.ini").is_file()
+    assert (REPO_ROOT / "migrations" / "env.py").is_file()
+    assert (REPO_ROOT / "server" / "solitaire_race" / "store" / "migrate.py").is_file()
+
+
+async def test_open_creates_schema_at_head_and_is_idempotent(tmp_path: Path) -> None:
+    path = tmp_path / "missing" / "dir" / "race.sqlite3"  # parent directories don't exist
+    async with await Store.open(url_for(path)) as store:
+        player_id = await new_player(store)
+        async with store.engine.connect() as conn:
+            current = await conn.run_sync(
+                lambda c: MigrationContext.configure(c).get_current_revision()
+            )
+        assert current == head_revision()
+    assert TABLES <= sqlite_tables(path)
+
+    async with await Store.open(url_for(path)) as store:  # second open: nothing to do
+        assert (await store.player(player_id)) is not None
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [
+            (head_revision(),)
+        ]
+
+
+async def test_models_and_migrations_agree(store: Store) -> None:
+    def diff(conn: Connection) -> list[object]:
+        context = MigrationContext.configure(conn, opts={"compare_type": True})
+        return list(compare_metadata(context, Base.metadata))
+
+    async with store.engine.connect() as conn:
+        assert await conn.run_sync(diff) == []
+
+
+def test_upgrade_downgrade_upgrade_round_trip(tmp_path: Path) -> None:
+    # Plain sync test: from the command line path env.py runs its own asyncio.run().
+    path = tmp_path / "roundtrip.sqlite3"
+    config = alembic_config(url_for(path))
+    config.attributes["configure_logger"] = False
+    command.upgrade(config, "head")
+    assert TABLES <= sqlite_tables(path)
+    command.downgrade(config, "base")
+    assert sqlite_tables(path) & TABLES == set()
+    command.upgrade(config, "head")
+    assert TABLES <= sqlite_tables(path)
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT version_num FROM alembic_version").fetchall() == [
+            (head_revision(),)
+        ]
+
+
+# --- connection setup -------------------------------------------------------------------
+
+
+async def test_every_connection_has_wal_and_foreign_keys(store: Store) -> None:
+    async def pragmas() -> tuple[object, ...]:
+        async with store.engine.connect() as conn:
+            values = []
+            for name in ("journal_mode", "foreign_keys", "synchronous", "busy_timeout"):
+                values.append((await conn.exec_driver_sql(f"PRAGMA {name}")).scalar())
+            await asyncio.sleep(0.01)  # hold this connection so the others are new ones
+            return tuple(values)
+
+    # synchronous: 1 is NORMAL.
+    assert await asyncio.gather(*(pragmas() for _ in range(3))) == [("wal", 1, 1, 5000)] * 3
+
+
+async def test_foreign_keys_refuse_a_result_for_an_unknown_race(store: Store) -> None:
+    player_id = await new_player(store)
+    with pytest.raises(IntegrityError, match="FOREIGN KEY"):
+        async with store.engine.begin() as conn:
+            await conn.execute(
+                text(
+                    "INSERT INTO results (race_id, player_id, outcome, rank, moves, home,"
+                    " total, move_log, finished_at) VALUES (999, :p, 'won', 1, 0, 0, 52, '', 0)"
+                ),
+                {"p": player_id},
+            )
+
+
+# --- players ----------------------------------------------------------------------------
+
+
+async def test_players(store: Store) -> None:
+    token_hash = hash_token("secret")
+    created = await store.create_player("ann", token_hash, T0)
+    assert created.name == "ann" and created.created_at == T0
+
+    assert await store.player_by_token_hash(token_hash) == created
+    assert await store.player_by_token_hash(hash_token("other")) is None
+    assert await store.player(created.id) == created
+    assert await store.player(created.id + 100) is None
+
+    with pytest.raises(ConstraintViolation):
+        await store.create_player("bob", token_hash, T0)
+
+    await store.rename_player(created.id, "Ann B.")
+    assert (await store.player(created.id)).name == "Ann B."  # type: ignore[union-attr]
+    with pytest.raises(NotFound):
+        await store.rename_player(created.id + 100, "x")
+
+
+async def test_player_by_name_finds_the_oldest_holder(store: Store) -> None:
+    first = await store.create_player("ann", hash_token("1"), T0)
+    await store.create_player("ann", hash_token("2"), T0)  # names may repeat
+    assert await store.player_by_name("ann") == first
+    assert await store.player_by_name("Ann") is None  # exact match
+
+
+async def test_player_input_is_checked(store: Store) -> None:
+    with pytest.raises(ValueError):
+        await store.create_player("x" * 33, hash_token("t"), T0)
+    with pytest.raises(ValueError):
+        await store.create_player("", hash_token("t"), T0)
+    with pytest.raises(ValueError, match="64 lowercase hex"):
+        await store.create_player("ann", "raw-secret-token", T0)
+    with pytest.raises(ValueError, match="naive"):
+        await store.create_player("ann", hash_token("t"), T0.replace(tzinfo=None))
+
+
+# --- races and results -------------------------------------------------------------------
+
+
+async def test_race_lifecycle(store: Store) -> None:
+    ann = await new_player(store, "ann")
+    bob = await new_player(store, "bob")
+    race = await store.create_race(
+        code="QX7K",
+        game="cruel",
+        deal_number=2**53 - 1,
+        private=True,
+        created_by=ann,
+        time_limit_s=900,
+        now=T0,
+    )
+    assert (race.status, race.started_at, race.finished_at) == ("open", None, None)
+    assert (race.deal_number, race.private, race.created_by) == (2**53 - 1, True, ann)
+    assert await store.race(race.id) == race
+    assert await store.race_by_code("QX7K") == race
+    assert await store.race_by_code("NOPE") is None
+
+    with pytest.raises(CodeTaken):
+        await store.create_race(
+            code="QX7K", game="cruel", deal_number=1, private=False, created_by=bob,
+            time_limit_s=60, now=T0,
+        )
+
+    started = T0 + timedelta(seconds=5)
+    await store.mark_race_started(race.id, started)
+    running = await store.race(race.id)
+    assert running is not None and running.status == "running" and running.started_at == started
+    with pytest.raises(RaceStateError):
+        await store.mark_race_started(race.id, started)
+
+    finished = T0 + timedelta(minutes=10)
+    await store.finish_race(
+        race.id,
+        finished,
+        [  # given out of rank order, on purpose
+            result(race.id, bob, 2, outcome="stuck", move_log=("1h",)),
+            result(race.id, ann, 1, move_log=()),
+        ],
+    )
+    done = await store.race(race.id)
+    assert done is not None and done.status == "finished" and done.finished_at == finished
+
+    results = await store.race_results(race.id)
+    assert [(r.rank, r.player_name, r.outcome, r.move_log) for r in results] == [
+        (1, "ann", "won", ()),
+        (2, "bob", "stuck", ("1h",)),
+    ]
+    assert results[1] == result(
+        race.id, bob, 2, player_name="bob", outcome="stuck", move_log=("1h",)
+    )
+    with pytest.raises(RaceStateError):
+        await store.finish_race(race.id, finished, [])
+
+
+async def test_create_race_with_unknown_creator_is_not_code_taken(store: Store) -> None:
+    with pytest.raises(ConstraintViolation) as caught:
+        await new_race(store, "ZZZZ", created_by=12345)
+    assert not isinstance(caught.value, CodeTaken)
+
+
+async def test_finish_race_is_one_transaction(store: Store) -> None:
+    ann = await new_player(store, "ann")
+    race_id = await new_race(store)
+    await store.mark_race_started(race_id, T0)
+    # The second row names a player who doesn't exist: the whole finish must roll back.
+    with pytest.raises(ConstraintViolation):
+        await store.finish_race(race_id, T0, [result(race_id, ann, 1), result(race_id, 999, 2)])
+    race = await store.race(race_id)
+    assert race is not None and race.status == "running" and race.finished_at is None
+    assert await store.race_results(race_id) == []
+
+    with pytest.raises(ValueError):  # a result for another race
+        await store.finish_race(race_id, T0, [result(race_id + 1, ann, 1)])
+    with pytest.raises(NotFound):
+        await store.finish_race(race_id + 100, T0, [])
+
+
+async def test_interrupted_is_a_valid_outcome(store: Store) -> None:
+    # Room.interrupt ends a running race with this outcome when the server shuts down.
+    ann = await new_player(store)
+    race_id = await new_race(store, created_by=ann)
+    await store.mark_race_started(race_id, T0)
+    await store.finish_race(race_id, T0, [result(race_id, ann, 1, outcome="interrupted")])
+    assert [r.outcome for r in await store.race_results(race_id)] == ["interrupted"]
+    with pytest.raises(ValueError):
+        await store.finish_race(race_id, T0, [result(race_id, ann, 1, outcome="bogus")])
+
+
+async def test_deal_secret_is_made_once_and_kept(tmp_path: Path) -> None:
+    url = url_for(tmp_path / "race.sqlite3")
+    async with await Store.open(url) as store:
+        secret = await store.deal_secret()
+        assert len(secret) == 32
+        assert await store.deal_secret() == secret
+    async with await Store.open(url) as store:
+        assert await store.deal_secret() == secret
+
+
+async def test_abandon_race(store: Store) -> None:
+    host = await new_player(store)
+    race_id = await new_race(store, "OPEN", created_by=host)
+    assert await store.abandon_race(race_id) is True
+    assert await store.race(race_id) is None
+    assert await store.race_by_code("OPEN") is None  # the code is free again
+    await new_race(store, "OPEN", created_by=host)
+
+    started_id = await new_race(store, "BUSY", created_by=host)
+    await store.mark_race_started(started_id, T0)
+    assert await store.abandon_race(started_id) is False
+    assert (await store.race(started_id)) is not None
+
+
+# --- timestamps ---------------------------------------------------------------------------
+
+
+async def test_timestamps_round_trip_as_aware_utc_and_sort_in_sql(store: Store) -> None:
+    plus_two = timezone(timedelta(hours=2))
+    moments = [
+        datetime(2024, 1, 1, 10, 0, 0, 1, tzinfo=plus_two),  # 08:00:00.000001 UTC
+        datetime(2024, 1, 1, 9, 0, tzinfo=UTC),
+        datetime(1969, 7, 20, 20, 17, 40, tzinfo=UTC),  # before the epoch
+        datetime(2024, 1, 1, 8, 0, tzinfo=UTC),
+    ]
+    ids = []
+    for i, moment in enumerate(moments):
+        player = await store.create_player(f"p{i}", hash_token(f"t{i}"), moment)
+        ids.append(player.id)
+        stored = await store.player(player.id)
+        assert stored is not None
+        assert stored.created_at == moment
+        assert stored.created_at.utcoffset() == timedelta(0)
+        assert stored.created_at.tzinfo is UTC
+
+    async with store.engine.connect() as conn:
+        in_sql_order = (
+            await conn.execute(text("SELECT id FROM players ORDER BY created_at"))
+        ).scalars().all()
+    by_instant = [i for _, i in sorted(zip(moments, ids, strict=True))]
+    assert in_sql_order == by_instant == [ids[2], ids[3], ids[0], ids[1]]
