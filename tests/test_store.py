@@ -203,7 +203,8 @@ async def test_player_by_name_finds_the_oldest_holder(store: Store) -> None:
     first = await store.create_player("ann", hash_token("1"), T0)
     await store.create_player("ann", hash_token("2"), T0)  # names may repeat
     assert await store.player_by_name("ann") == first
-    assert await store.player_by_name("Ann") is None  # exact match
+    assert await store.player_by_name("Ann") == first  # ASCII case is ignored: "Ann" is "ann"
+    assert await store.player_by_name("anne") is None
 
 
 async def test_player_input_is_checked(store: Store) -> None:
