@@ -102,7 +102,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         host=args.host,
         port=args.port,
         db_url=args.db or os.environ.get("SOLITAIRE_RACE_DB"),
-        public_url=args.public_url,
+        public_url=args.public_url or os.environ.get("SOLITAIRE_RACE_PUBLIC_URL"),
         secret=args.secret or os.environ.get(SECRET_ENV),
     )
     asyncio.run(serve(config))
@@ -137,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     srv.add_argument("--host", help="address to listen on (default 127.0.0.1)")
     srv.add_argument("--port", type=int, help="port (default 8765; 0 picks a free one)")
     srv.add_argument("--db", help="database URL (default: $SOLITAIRE_RACE_DB, else a SQLite file in ./data/)")
-    srv.add_argument("--public-url", help="base URL players use to reach the server, for join links")
+    srv.add_argument("--public-url", help="base URL players use to reach the server, for join links (default: $SOLITAIRE_RACE_PUBLIC_URL, else derived from host and port)")
     srv.add_argument("--secret", help="deal secret (default: $SOLITAIRE_RACE_SECRET, else one kept in the database)")
     srv.set_defaults(func=cmd_serve)
     return parser

@@ -6,7 +6,7 @@ http://127.0.0.1:8765/.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -30,9 +30,7 @@ class Config:
     def with_public_url(self, port: int) -> "Config":
         """Fill ``public_url`` from the port actually bound (port 0 picks a free one)."""
         if self.public_url:
-            return self
+            return replace(self, public_url=self.public_url.rstrip("/"), port=port)
         host = "127.0.0.1" if self.host in ("", "0.0.0.0", "::") else self.host
         host = f"[{host}]" if ":" in host else host
-        from dataclasses import replace
-
         return replace(self, public_url=f"http://{host}:{port}", port=port)
