@@ -269,3 +269,13 @@ async def test_graceful_shutdown_saves_running_races(tmp_path: Path) -> None:
         await bob.close()
     rows = query(app, "SELECT r.outcome, r.moves FROM results r JOIN races c ON c.id = r.race_id WHERE c.code = ? ORDER BY r.rank", code)
     assert rows == [("interrupted", 7), ("interrupted", 0)]
+
+
+async def test_abandoned_lobby_is_removed(app: App, clients: Any) -> None:
+    ann = await clients("ann")
+    code = await make_race(ann)
+    assert query(app, "SELECT status FROM races WHERE code = ?", code) == [("open",)]
+    assert (await ann.request({"type": "leave_race"}))["type"] == "left"
+    assert query(app, "SELECT status FROM races WHERE code = ?", code) == []
+    again = await ann.request({"type": "join_race", "code": code})
+    assert again["code"] == "no_such_race"

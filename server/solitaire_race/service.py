@@ -229,8 +229,8 @@ class RaceService:
             effects += room.resign(player.id, now)  # leaving a running race gives it up
         effects += room.leave(player.id, now)
         session.room = None
-        session.peer.send(_drop_none({"type": "left", "id": req.id, "code": room.code}))
         await self._run(room, effects)
+        session.peer.send(_drop_none({"type": "left", "id": req.id, "code": room.code}))
 
     async def _ready(self, session: Session, req: p.Ready) -> None:
         room = self._room(session)
@@ -276,6 +276,8 @@ class RaceService:
             self._started.add(room.race_id)
             await self.store.mark_race_started(room.race_id, self.wall_clock())
         self._schedule(room)
+        if room.status is Status.FINISHED and not room.racers and self.rooms.get(room.code) is room:
+            await self.store.abandon_race(room.race_id)  # everyone left the lobby
         if room.status is Status.FINISHED and not any(r.connected for r in room.racers.values()):
             self._forget(room)
 
