@@ -279,3 +279,41 @@ async def test_abandoned_lobby_is_removed(app: App, clients: Any) -> None:
     assert query(app, "SELECT status FROM races WHERE code = ?", code) == []
     again = await ann.request({"type": "join_race", "code": code})
     assert again["code"] == "no_such_race"
+
+
+@pytest.mark.parametrize(
+    "frame, code",
+    [
+        ('{"type": "ping", "id": 1e400}', "bad_message"),  # valid JSON, unreadable number
+        ('{"type": "ping", "pad": "' + "é" * 5000 + '"}', "too_large"),  # 5k chars, 10k bytes
+    ],
+)
+async def test_edge_frames(app: App, clients: Any, frame: str, code: str) -> None:
+    client = await clients("dan")
+    await client.send_raw(frame)
+    assert (await client.expect("error"))["code"] == code
+
+
+async def test_out_of_range_id_is_not_echoed(app: App, clients: Any) -> None:
+    client = await clients("dan")
+    await client.send_raw('{"type": "teleport", "id": 123456789012345678901234567890}')
+    reply = await client.expect("error")
+    assert reply["code"] == "unknown_type" and "id" not in reply
+
+
+async def test_disconnected_racer_is_left_after_the_configured_grace(tmp_path: Path) -> None:
+    app = await App.start(make_config(tmp_path, leave_grace_s=0.2))
+    ann, bob = await Client.connect(app), await Client.connect(app)
+    try:
+        await ann.hello("ann")
+        await bob.hello("bob")
+        await make_race(ann, bob)
+        await start(ann, bob)
+        await play(ann, list(LINE[:40]))
+        assert (await play(ann, list(LINE[40:])))["outcome"] == "won"
+        await bob.close()  # bob vanishes mid-race; the room must not wait 30 minutes
+        finished = await ann.expect("race_finished")
+        assert [(r["name"], r["outcome"]) for r in finished["ranking"]] == [("ann", "won"), ("bob", "left")]
+    finally:
+        await ann.close()
+        await app.stop()

@@ -35,7 +35,6 @@ class ErrorCode(str, enum.Enum):
     BAD_TOKEN = "bad_token"
     NAME_TAKEN = "name_taken"
     UNKNOWN_GAME = "unknown_game"
-    BAD_DEAL = "bad_deal"
     NO_SUCH_RACE = "no_such_race"
     ALREADY_IN_RACE = "already_in_race"
     NOT_IN_RACE = "not_in_race"
@@ -128,7 +127,11 @@ _encoder = msgspec.json.Encoder()
 
 def decode(frame: str | bytes) -> Request:
     """Parse and validate one frame; raise ``ProtocolError`` with the right code."""
-    if len(frame) > MAX_FRAME_BYTES:
+    # A character is at most 4 UTF-8 bytes: only encode when the length leaves a doubt.
+    size = len(frame)
+    if size > MAX_FRAME_BYTES or (
+        isinstance(frame, str) and size * 4 > MAX_FRAME_BYTES and len(frame.encode("utf-8")) > MAX_FRAME_BYTES
+    ):
         raise ProtocolError(ErrorCode.TOO_LARGE, f"message larger than {MAX_FRAME_BYTES} bytes")
     if isinstance(frame, bytes):
         raise ProtocolError(ErrorCode.BAD_MESSAGE, "send JSON in text frames, not binary frames")
@@ -142,11 +145,14 @@ def decode(frame: str | bytes) -> Request:
 
 def _explain(frame: str, detail: str) -> ProtocolError:
     """Turn msgspec's validation error into the most useful protocol error."""
-    raw = msgspec.json.decode(frame)  # valid JSON: it got past the JSON parser
+    try:
+        raw = msgspec.json.decode(frame)
+    except msgspec.MsgspecError:  # valid JSON that msgspec still cannot hold, e.g. 1e400
+        return ProtocolError(ErrorCode.BAD_MESSAGE, f"the message cannot be read: {detail}")
     if not isinstance(raw, dict):
         return ProtocolError(ErrorCode.BAD_MESSAGE, "a message must be a JSON object with a 'type'")
     rid = raw.get("id")
-    if not (isinstance(rid, int) and not isinstance(rid, bool) or isinstance(rid, str) and len(rid) <= 64):
+    if not _valid_id(rid):
         rid = None
     kind = raw.get("type")
     if not isinstance(kind, str):
@@ -155,6 +161,15 @@ def _explain(frame: str, detail: str) -> ProtocolError:
         known = ", ".join(sorted(REQUEST_TYPES))
         return ProtocolError(ErrorCode.UNKNOWN_TYPE, f"unknown message type {kind[:40]!r}; known: {known}", rid)
     return ProtocolError(ErrorCode.BAD_MESSAGE, f"bad {kind} message: {detail}", rid)
+
+
+def _valid_id(rid: Any) -> bool:
+    """The ids a reply may echo: the same range the decoder accepts."""
+    if isinstance(rid, bool):
+        return False
+    if isinstance(rid, int):
+        return -(2**53) <= rid <= 2**53
+    return isinstance(rid, str) and len(rid) <= 64
 
 
 def encode(message: dict[str, Any]) -> str:

@@ -202,7 +202,7 @@ class RaceService:
             race_id=record.id, code=code, game=game, deal_number=deal, secret=self.secret,
             private=req.private, creator_id=player.id, time_limit_s=limit,
             countdown_s=self.config.countdown_s, max_players=self.config.max_players,
-            link=f"{self.config.public_url}/join/{code}",
+            link=f"{self.config.public_url}/join/{code}", leave_grace_s=self.config.leave_grace_s,
         )
         self.rooms[code] = room
         session.room = room
