@@ -172,6 +172,25 @@ async def test_every_frame_of_a_whole_race_matches_the_schema(app: App, clients:
     assert (await bob.request({"type": "leave_race"}))["type"] == "left"
     await refused(bob, {"type": "resign"}, "not_in_race")
 
+    # Daily challenges, leaderboards and profiles (browsable before hello too).
+    guest = await clients()
+    today = await guest.request({"type": "daily"})
+    assert today["type"] == "daily_challenges" and "attempted" not in today["challenges"][0]
+    await refused(guest, {"type": "daily", "date": "2999-01-01"}, "not_found")
+    await refused(guest, {"type": "daily", "date": "2026-02-30"}, "bad_request")
+    daily = await carol.request({"type": "start_daily", "game": GAME})
+    assert daily["type"] == "race_started" and daily["daily"]["ranked"] is True
+    await carol.request({"type": "resign"})
+    assert (await carol.expect("race_finished"))["daily"]["ranked"] is True
+    board = await guest.request({"type": "leaderboard", "board": "daily", "game": GAME})
+    assert board["type"] == "leaderboard_page" and [e["name"] for e in board["entries"]] == ["carol"]
+    deal_board = await bob.request({"type": "leaderboard", "board": "deal", "game": GAME, "deal": DEAL})
+    assert [e["name"] for e in deal_board["entries"]] == ["ann", "bob"] and deal_board["me"]["name"] == "bob"
+    await refused(guest, {"type": "leaderboard", "board": "deal", "game": GAME}, "bad_request")
+    profile = await guest.request({"type": "profile", "player_id": welcome["player"]["id"]})
+    assert profile["type"] == "player_profile" and profile["games"][0]["wins"] == 1
+    await refused(guest, {"type": "profile", "player_id": 999_999}, "not_found")
+
     # Frames the server cannot take as a message at all (not recorded as sent messages).
     for frame, error_code in [
         ("{not json", "invalid_json"),

@@ -12,7 +12,9 @@ import asyncio
 import logging
 import signal
 import time
+from collections.abc import Callable
 from dataclasses import replace
+from datetime import datetime, timezone
 
 from websockets.asyncio.server import Server
 
@@ -32,11 +34,15 @@ class App:
         self.server = server
 
     @classmethod
-    async def start(cls, config: Config) -> "App":
+    async def start(cls, config: Config, *, wall_clock: Callable[[], datetime] | None = None) -> "App":
+        """``wall_clock`` (UTC) decides the date of daily challenges; tests inject one."""
         store = await Store.open(config.db_url)
         try:
             secret = config.secret.encode("utf-8") if config.secret else await store.deal_secret()
-            service = RaceService(store=store, secret=secret, config=config, clock=time.monotonic)
+            service = RaceService(
+                store=store, secret=secret, config=config, clock=time.monotonic,
+                wall_clock=wall_clock or (lambda: datetime.now(timezone.utc)),
+            )
             server = await transport.start(service, config)
         except BaseException:
             await store.close()

@@ -13,7 +13,7 @@ shared/design/performance.md: ~0.5 µs per message, against ~4 µs for the stdli
 from __future__ import annotations
 
 import enum
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -46,6 +46,8 @@ class ErrorCode(str, enum.Enum):
     ILLEGAL_MOVE = "illegal_move"
     BAD_NOTATION = "bad_notation"
     REPLACED = "replaced"
+    BAD_REQUEST = "bad_request"
+    NOT_FOUND = "not_found"
     INTERNAL_ERROR = "internal_error"
 
 
@@ -103,9 +105,42 @@ class Ping(_Request, tag="ping"):
     pass
 
 
+GameId = Annotated[str, msgspec.Meta(max_length=32)]
+IsoDate = Annotated[str, msgspec.Meta(pattern=r"^\d{4}-\d{2}-\d{2}$")]
+
+
+class StartDaily(_Request, tag="start_daily"):
+    """Play today's challenge of a game: ranked the first time, unranked replays after."""
+
+    game: GameId
+
+
+class Daily(_Request, tag="daily"):
+    """The daily challenges of a date (default: today, UTC)."""
+
+    date: IsoDate | None = None
+
+
+class Leaderboard(_Request, tag="leaderboard"):
+    board: Literal["deal", "daily", "fastest", "wins", "win_rate"]
+    game: GameId
+    deal: Annotated[int, msgspec.Meta(ge=0, le=2**53 - 1)] | None = None  # board "deal"
+    date: IsoDate | None = None  # board "daily"
+    min_games: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 10  # board "win_rate"
+    page: Annotated[int, msgspec.Meta(ge=1, le=1_000_000)] = 1
+    page_size: Annotated[int, msgspec.Meta(ge=1, le=100)] = 20
+
+
+class Profile(_Request, tag="profile"):
+    player_id: Annotated[int, msgspec.Meta(ge=1)] | None = None  # default: yourself
+
+
 Request = (
     Hello | ListGames | ListRaces | CreateRace | JoinRace | LeaveRace | Ready | StartRace | Move | Resign | Ping
+    | StartDaily | Daily | Leaderboard | Profile
 )
+# Requests anyone may send before saying hello: browsing needs no identity.
+ANONYMOUS = (Hello, Ping, ListGames, Daily, Leaderboard, Profile)
 REQUEST_TYPES = frozenset(
     cls.__struct_config__.tag for cls in Request.__args__  # type: ignore[attr-defined]
 )

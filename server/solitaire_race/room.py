@@ -115,6 +115,7 @@ class Room:
         max_players: int,
         link: str,
         leave_grace_s: float = 60.0,
+        daily: dict[str, Any] | None = None,
     ) -> None:
         self.race_id = race_id
         self.code = code
@@ -127,6 +128,7 @@ class Room:
         self.max_players = max_players
         self.link = link
         self.leave_grace_s = leave_grace_s
+        self.daily = daily  # {"date", "ranked"} for a daily challenge attempt
         self._secret = secret
         self.status = Status.LOBBY
         self.racers: dict[int, Racer] = {}
@@ -179,6 +181,14 @@ class Room:
         if player_id != self.creator_id:
             raise RoomError("not_creator", "only the race's creator can start it")
         return self._begin_countdown(now)
+
+    def start_now(self, player_id: int, now: float) -> list[Effect]:
+        """Start at once, without a countdown (a solo daily attempt: the clock starts
+        when the player receives the deal)."""
+        self._racer(player_id)
+        self._require(Status.LOBBY, "start")
+        self.start_at = now
+        return self._go(now)
 
     def _begin_countdown(self, now: float) -> list[Effect]:
         self.status = Status.COUNTDOWN
@@ -251,6 +261,7 @@ class Room:
             "moves": len(racer.log),
             "outcome": racer.outcome or Outcome.PLAYING.value,
             "opponents": [self._progress(r) for r in self.racers.values() if r.id != racer.id],
+            **({"daily": self.daily} if self.daily else {}),
         }
 
     def _resume(self, racer: Racer, now: float) -> list[Effect]:
@@ -367,6 +378,7 @@ class Room:
             "game": self.game.id,
             "deal": self.deal_number,
             "ranking": [r.to_json() for r in self.results],
+            **({"daily": self.daily} if self.daily else {}),
         }
 
     # --- messages ------------------------------------------------------------------

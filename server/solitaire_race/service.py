@@ -13,14 +13,25 @@ import logging
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from typing import Any, Protocol
 
 from . import protocol as p
 from .config import Config
-from .engine import all_games
+from .daily import daily_deal_number, parse_day, streak, utc_day
+from .engine import Game, all_games
 from .room import Room, RoomError, SaveResults, Send, Status
-from .store import CodeTaken, PlayerRecord, ResultRecord, Store, hash_token
+from .store import (
+    CodeTaken,
+    DailyChallengeRecord,
+    LeaderboardEntry,
+    LeaderboardPage,
+    PlayerRecord,
+    RaceRecord,
+    ResultRecord,
+    Store,
+    hash_token,
+)
 
 log = logging.getLogger("solitaire_race.service")
 
@@ -87,7 +98,12 @@ class RaceService:
             p.Move: self._move,
             p.Resign: self._resign,
             p.Ping: self._ping,
+            p.StartDaily: self._start_daily,
+            p.Daily: self._daily,
+            p.Leaderboard: self._leaderboard,
+            p.Profile: self._profile,
         }
+        self._daily_rooms: dict[tuple[int, str, str], Room] = {}  # (player, game, date)
 
     # --- connections ---------------------------------------------------------------
     def connect(self, peer: Peer) -> Session:
@@ -99,7 +115,7 @@ class RaceService:
         try:
             request = p.decode(frame)
             request_id = request.id
-            if session.player is None and not isinstance(request, (p.Hello, p.Ping, p.ListGames)):
+            if session.player is None and not isinstance(request, p.ANONYMOUS):
                 raise p.ProtocolError(p.ErrorCode.NOT_IDENTIFIED, "say hello first")
             await self._handlers[type(request)](session, request)
         except p.ProtocolError as exc:
@@ -178,35 +194,54 @@ class RaceService:
         self._leave_finished(session)
         if session.room is not None:
             raise p.ProtocolError(p.ErrorCode.ALREADY_IN_RACE, f"leave race {session.room.code} first")
-        game = self.games.get(req.game)
-        if game is None:
-            known = ", ".join(sorted(self.games))
-            raise p.ProtocolError(p.ErrorCode.UNKNOWN_GAME, f"unknown game {req.game[:32]!r}; known: {known}")
+        game = self._game(req.game)
         deal = req.deal if req.deal is not None else secrets.randbelow(1_000_000_000)
+        if deal == (await self.challenge(game.id, self.today())).deal_number:
+            # Practising today's daily in a private race would make its ranking unfair.
+            raise p.ProtocolError(p.ErrorCode.BAD_REQUEST, "that is today's daily challenge deal: play it with start_daily")
         limit = req.time_limit_s or self.config.time_limit_s
+        record = await self._new_race_record(game.id, deal, req.private, player.id, limit)
+        room = self._new_room(record, game, limit)
+        session.room = room
+        await self._run(room, room.join(player.id, player.name, self.clock()), reply=(player.id, req.id))
+
+    async def _new_race_record(
+        self, game_id: str, deal: int, private: bool, player_id: int, limit: int, daily_date: str | None = None
+    ) -> RaceRecord:
+        """Store a new race under a fresh join code (retrying the rare taken code)."""
         for _ in range(20):
             code = new_join_code()
             if code in self.rooms:
                 continue
             try:
-                record = await self.store.create_race(
-                    code=code, game=game.id, deal_number=deal, private=req.private,
-                    created_by=player.id, time_limit_s=limit, now=self.wall_clock(),
+                return await self.store.create_race(
+                    code=code, game=game_id, deal_number=deal, private=private, created_by=player_id,
+                    time_limit_s=limit, now=self.wall_clock(),
+                    kind="race" if daily_date is None else "daily", daily_date=daily_date,
                 )
-                break
             except CodeTaken:
                 continue
-        else:
-            raise RuntimeError("could not find a free join code")
+        raise RuntimeError("could not find a free join code")
+
+    def _new_room(self, record: RaceRecord, game: Game[Any], limit: int, daily: dict[str, Any] | None = None) -> Room:
         room = Room(
-            race_id=record.id, code=code, game=game, deal_number=deal, secret=self.secret,
-            private=req.private, creator_id=player.id, time_limit_s=limit,
-            countdown_s=self.config.countdown_s, max_players=self.config.max_players,
-            link=f"{self.config.public_url}/join/{code}", leave_grace_s=self.config.leave_grace_s,
+            race_id=record.id, code=record.code, game=game, deal_number=record.deal_number, secret=self.secret,
+            private=record.private, creator_id=record.created_by, time_limit_s=limit,
+            countdown_s=self.config.countdown_s, max_players=1 if daily else self.config.max_players,
+            link=f"{self.config.public_url}/join/{record.code}",
+            # A daily attempt's clock runs on through a disconnect, up to the time limit.
+            leave_grace_s=limit if daily else self.config.leave_grace_s,
+            daily=daily,
         )
-        self.rooms[code] = room
-        session.room = room
-        await self._run(room, room.join(player.id, player.name, self.clock()), reply=(player.id, req.id))
+        self.rooms[record.code] = room
+        return room
+
+    def _game(self, game_id: str) -> Game[Any]:
+        game = self.games.get(game_id)
+        if game is None:
+            known = ", ".join(sorted(self.games))
+            raise p.ProtocolError(p.ErrorCode.UNKNOWN_GAME, f"unknown game {game_id[:32]!r}; known: {known}")
+        return game
 
     async def _join_race(self, session: Session, req: p.JoinRace) -> None:
         player = self._player(session)
@@ -253,9 +288,110 @@ class RaceService:
     async def _ping(self, session: Session, req: p.Ping) -> None:
         session.peer.send(_drop_none({"type": "pong", "id": req.id}))
 
+    # --- daily challenges --------------------------------------------------------
+    def today(self) -> date:
+        return utc_day(self.wall_clock())
+
+    async def challenge(self, game_id: str, day: date) -> DailyChallengeRecord:
+        deal = daily_deal_number(self.secret, game_id, day)
+        return await self.store.daily_challenge(game_id, day.isoformat(), deal, self.wall_clock())
+
+    async def _start_daily(self, session: Session, req: p.StartDaily) -> None:
+        player = self._player(session)
+        game = self._game(req.game)
+        self._leave_finished(session)
+        day = self.today().isoformat()
+        key = (player.id, game.id, day)
+        current = self._daily_rooms.get(key)
+        if current is not None and current.status is Status.RUNNING:
+            if session.room is not None and session.room is not current:
+                raise p.ProtocolError(p.ErrorCode.ALREADY_IN_RACE, f"leave race {session.room.code} first")
+            session.room = current  # the attempt in progress: resume it, clock still running
+            await self._run(current, current.join(player.id, player.name, self.clock()), reply=(player.id, req.id, "race_started"))
+            return
+        if session.room is not None:
+            raise p.ProtocolError(p.ErrorCode.ALREADY_IN_RACE, f"leave race {session.room.code} first")
+        challenge = await self.challenge(game.id, self.today())
+        limit = self.config.time_limit_s
+        record = await self._new_race_record(game.id, challenge.deal_number, True, player.id, limit, daily_date=day)
+        ranked = await self.store.claim_daily_attempt(game.id, day, player.id, record.id, self.wall_clock())
+        room = self._new_room(record, game, limit, daily={"date": day, "ranked": ranked, "par": challenge.par})
+        self._daily_rooms[key] = room
+        session.room = room
+        now = self.clock()
+        room.join(player.id, player.name, now)
+        await self._run(room, room.start_now(player.id, now), reply=(player.id, req.id, "race_started"))
+
+    async def daily_data(self, day_text: str | None, viewer: int | None) -> dict[str, Any]:
+        today = self.today()
+        day = _day(day_text) if day_text else today
+        if day > today:
+            raise p.ProtocolError(p.ErrorCode.NOT_FOUND, f"the challenges of {day} are not announced yet")
+        if day == today:
+            challenges = [await self.challenge(g, today) for g in self.games]
+        else:
+            challenges = await self.store.daily_challenges(day.isoformat())
+        out = []
+        for c in challenges:
+            item: dict[str, Any] = {"game": c.game, "name": self.games[c.game].name if c.game in self.games else c.game,
+                                    "deal": c.deal_number, "par": c.par}
+            if viewer is not None:
+                item["attempted"] = await self.store.ranked_attempt(c.game, c.date, viewer) is not None
+            out.append(item)
+        return {"date": day.isoformat(), "today": today.isoformat(), "challenges": out}
+
+    async def _daily(self, session: Session, req: p.Daily) -> None:
+        data = await self.daily_data(req.date, session.player.id if session.player else None)
+        session.peer.send(_drop_none({"type": "daily_challenges", "id": req.id, **data}))
+
+    # --- leaderboards and profiles --------------------------------------------------
+    async def leaderboard_data(
+        self, *, board: str, game: str, deal: int | None = None, date_text: str | None = None, min_games: int = 10,
+        page: int = 1, page_size: int = 20, viewer: int | None = None,
+    ) -> dict[str, Any]:
+        self._game(game)
+        if board == "deal" and deal is None:
+            raise p.ProtocolError(p.ErrorCode.BAD_REQUEST, "the deal board needs a deal number")
+        day = (_day(date_text) if date_text else self.today()).isoformat() if board == "daily" else None
+        result = await self.store.leaderboard(
+            board, game, deal=deal if board == "deal" else None, date=day, min_games=min_games,
+            page=page, page_size=page_size, viewer=viewer,
+        )
+        return _page_json(result)
+
+    async def _leaderboard(self, session: Session, req: p.Leaderboard) -> None:
+        data = await self.leaderboard_data(
+            board=req.board, game=req.game, deal=req.deal, date_text=req.date, min_games=req.min_games,
+            page=req.page, page_size=req.page_size, viewer=session.player.id if session.player else None,
+        )
+        session.peer.send(_drop_none({"type": "leaderboard_page", "id": req.id, **data}))
+
+    async def profile_data(self, player_id: int) -> dict[str, Any]:
+        record = await self.store.profile(player_id)
+        if record is None:
+            raise p.ProtocolError(p.ErrorCode.NOT_FOUND, f"no player {player_id}")
+        return {
+            "player": {"id": record.player.id, "name": record.player.name},
+            "games": [
+                {"game": g.game, "games": g.games, "wins": g.wins, "win_rate": g.win_rate,
+                 "best_time_ms": g.best_time_ms, "best_moves": g.best_moves}
+                for g in record.games
+            ],
+            "daily_streak": streak(record.daily_dates, self.today()),
+            "daily_days": len(record.daily_dates),
+        }
+
+    async def _profile(self, session: Session, req: p.Profile) -> None:
+        player_id = req.player_id or (session.player.id if session.player else None)
+        if player_id is None:
+            raise p.ProtocolError(p.ErrorCode.NOT_IDENTIFIED, "say hello first, or name a player_id")
+        data = await self.profile_data(player_id)
+        session.peer.send(_drop_none({"type": "player_profile", "id": req.id, **data}))
+
     # --- effects -------------------------------------------------------------------
-    async def _run(self, room: Room, effects: list[Any], reply: tuple[int, Any] | None = None) -> None:
-        """Carry out a room's effects in order; the first message to the requester echoes its id."""
+    async def _run(self, room: Room, effects: list[Any], reply: tuple[Any, ...] | None = None) -> None:
+        """Carry out a room's effects in order. ``reply`` is (player id, request id[, type]):
+        the first message to the requester (of that type, if given) echoes the request id."""
         pending_reply = reply
         for effect in effects:
             if isinstance(effect, Send):
@@ -264,7 +400,11 @@ class RaceService:
                     if session is None or session.room is not room:
                         continue
                     message = effect.message
-                    if pending_reply is not None and pid == pending_reply[0]:
+                    if (
+                        pending_reply is not None
+                        and pid == pending_reply[0]
+                        and (len(pending_reply) < 3 or message.get("type") == pending_reply[2])
+                    ):
                         if pending_reply[1] is not None:
                             message = {**message, "id": pending_reply[1]}
                         pending_reply = None
@@ -323,6 +463,8 @@ class RaceService:
     def _forget(self, room: Room) -> None:
         if self.rooms.get(room.code) is room:
             del self.rooms[room.code]
+        for key in [k for k, r in self._daily_rooms.items() if r is room]:
+            del self._daily_rooms[key]
         timer = self._timers.pop(room.code, None)
         if timer is not None:
             timer[1].cancel()
@@ -350,6 +492,31 @@ class RaceService:
         for _, task in list(self._timers.values()):
             task.cancel()
         self._timers.clear()
+
+
+def _day(text: str) -> date:
+    try:
+        return parse_day(text)
+    except ValueError as exc:
+        raise p.ProtocolError(p.ErrorCode.BAD_REQUEST, str(exc)) from None
+
+
+def _entry_json(e: LeaderboardEntry) -> dict[str, Any]:
+    return {
+        "rank": e.rank, "player_id": e.player_id, "name": e.name, "outcome": e.outcome, "time_ms": e.time_ms,
+        "moves": e.moves, "home": e.home, "total": e.total,
+        "finished_at": e.finished_at.isoformat().replace("+00:00", "Z") if e.finished_at else None,
+        "wins": e.wins, "games": e.games, "win_rate": e.win_rate,
+    }
+
+
+def _page_json(page: LeaderboardPage) -> dict[str, Any]:
+    return {
+        "board": page.board, "game": page.game, "deal": page.deal, "date": page.date, "min_games": page.min_games,
+        "page": page.page, "page_size": page.page_size, "total": page.total,
+        "entries": [_entry_json(e) for e in page.entries],
+        "me": _entry_json(page.me) if page.me else None,
+    }
 
 
 def _drop_none(message: dict[str, Any]) -> dict[str, Any]:

@@ -1,13 +1,15 @@
 """The websocket transport: the only module that imports ``websockets``.
 
 One port serves both: websocket connections at ``/ws`` (each frame handed to the
-``RaceService``), and plain HTTP through the server's ``process_request`` hook: ``/healthz``
-and the static browser client under ``client/web/`` (``/`` and ``/join/<code>`` serve its
-``index.html``).
+``RaceService``), and plain HTTP through the server's ``process_request`` hook: ``/healthz``,
+the JSON API under ``/api/`` (``http_api``), and the static browser client under
+``client/web/`` (``/`` and ``/join/<code>`` serve its ``index.html``, ``/leaderboard`` its
+``leaderboard.html``).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import mimetypes
 from http import HTTPStatus
@@ -19,7 +21,7 @@ from websockets.datastructures import Headers
 from websockets.exceptions import ConnectionClosed
 from websockets.http11 import Request, Response
 
-from . import protocol
+from . import http_api, protocol
 from .config import Config
 from .service import RaceService
 
@@ -46,20 +48,26 @@ class WebSocketPeer:
         asyncio.get_running_loop().create_task(self.connection.close(code, reason))
 
 
-class StaticSite:
-    """Answers plain HTTP requests: health check and the browser client's files."""
+class HttpSite:
+    """Answers plain HTTP requests: health check, JSON API, the browser client's files."""
 
-    def __init__(self, root: Path) -> None:
+    PAGES = {"/": "/index.html", "/leaderboard": "/leaderboard.html"}
+
+    def __init__(self, root: Path, service: RaceService) -> None:
         self.root = root.resolve()
+        self.service = service
 
-    def __call__(self, connection: ServerConnection, request: Request) -> Response | None:
-        path = request.path.split("?", 1)[0]
+    async def __call__(self, connection: ServerConnection, request: Request) -> Response | None:
+        path, _, query = request.path.partition("?")
         if path == WS_PATH:
             return None  # let the websocket handshake proceed
         if path == "/healthz":
             return self._response(HTTPStatus.OK, b"ok\n", "text/plain; charset=utf-8")
-        if path == "/" or path.startswith("/join/"):
-            path = "/index.html"
+        if path.startswith("/api/"):
+            status, data = await http_api.handle(self.service, path, query)
+            body = json.dumps(data, ensure_ascii=False).encode("utf-8")
+            return self._response(HTTPStatus(status), body, "application/json; charset=utf-8")
+        path = "/index.html" if path.startswith("/join/") else self.PAGES.get(path, path)
         file = (self.root / path.lstrip("/")).resolve()
         if not file.is_relative_to(self.root) or not file.is_file():
             return self._response(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain; charset=utf-8")
@@ -98,7 +106,7 @@ async def start(service: RaceService, config: Config) -> Server:
         handler,
         config.host,
         config.port,
-        process_request=StaticSite(config.static_dir),
+        process_request=HttpSite(config.static_dir, service),
         compression=None,  # small messages: deflate costs more than it saves (docs/performance)
         max_size=config.max_frame_bytes,
         server_header="solitaire-race",

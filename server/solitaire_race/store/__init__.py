@@ -4,10 +4,16 @@ The only package that imports SQLAlchemy. The rest of the server uses ``Store`` 
 back the frozen records below; schema changes go through Alembic (see docs/database.md).
 """
 
+from .boards import BOARDS
 from .records import (
     OUTCOMES,
     RACE_STATUSES,
+    DailyChallengeRecord,
+    GameStatsRecord,
+    LeaderboardEntry,
+    LeaderboardPage,
     Outcome,
+    ProfileRecord,
     PlayerRecord,
     RaceRecord,
     RaceStatus,
@@ -24,6 +30,12 @@ from .store import (
 )
 
 __all__ = [
+    "BOARDS",
+    "DailyChallengeRecord",
+    "GameStatsRecord",
+    "LeaderboardEntry",
+    "LeaderboardPage",
+    "ProfileRecord",
     "OUTCOMES",
     "RACE_STATUSES",
     "CodeTaken",

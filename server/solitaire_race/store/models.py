@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import (
     BigInteger,
     CheckConstraint,
+    Float,
     Dialect,
     ForeignKey,
     Index,
@@ -29,6 +30,7 @@ from .records import (
     GAME_MAX_LENGTH,
     NAME_MAX_LENGTH,
     OUTCOMES,
+    RACE_KINDS,
     RACE_STATUSES,
 )
 
@@ -92,7 +94,10 @@ class Player(Base):
 
 class Race(Base):
     __tablename__ = "races"
-    __table_args__ = (CheckConstraint(f"status IN {_in(RACE_STATUSES)}", name="status"),)
+    __table_args__ = (
+        CheckConstraint(f"status IN {_in(RACE_STATUSES)}", name="status"),
+        CheckConstraint(f"kind IN {_in(RACE_KINDS)}", name="kind"),
+    )
 
     id: Mapped[int] = mapped_column(primary_key=True)
     code: Mapped[str] = mapped_column(String(CODE_MAX_LENGTH), unique=True)
@@ -105,6 +110,8 @@ class Race(Base):
     finished_at: Mapped[datetime | None]
     status: Mapped[str] = mapped_column(String(16))
     time_limit_s: Mapped[int]
+    kind: Mapped[str] = mapped_column(String(8), server_default="race")  # race | daily
+    daily_date: Mapped[str | None] = mapped_column(String(10))  # ISO date of a daily attempt
 
 
 class Result(Base):
@@ -112,6 +119,11 @@ class Result(Base):
     __table_args__ = (
         CheckConstraint(f"outcome IN {_in(OUTCOMES)}", name="outcome"),
         Index(None, "race_id", "rank"),  # race_results() reads a race's rows in rank order
+        # Leaderboards walk these in ranking order (see boards.py), so a page costs an
+        # index range, not a sort of every result.
+        Index("ix_results_deal_board", "game", "deal_number", "rank_class", "sort_primary", "moves", "finished_at"),
+        Index("ix_results_daily_board", "game", "daily_date", "rank_class", "sort_primary", "moves", "finished_at"),
+        Index(None, "player_id", "finished_at"),
     )
 
     race_id: Mapped[int] = mapped_column(ForeignKey("races.id"), primary_key=True)
@@ -124,6 +136,60 @@ class Result(Base):
     total: Mapped[int]
     move_log: Mapped[str] = mapped_column(Text)  # one move per line, no trailing newline
     finished_at: Mapped[datetime]
+    # Copied from the race, and derived from the result, when it is written: leaderboards
+    # filter and sort on these without joins.
+    game: Mapped[str] = mapped_column(String(GAME_MAX_LENGTH), server_default="")
+    deal_number: Mapped[int] = mapped_column(BigInteger, server_default="0")
+    daily_date: Mapped[str | None] = mapped_column(String(10))  # only on ranked daily attempts
+    rank_class: Mapped[int] = mapped_column(server_default="1")  # 0 won, 1 not won
+    sort_primary: Mapped[int] = mapped_column(server_default="0")  # won: time_ms; else cards left
+
+
+class DailyChallenge(Base):
+    """The deal of one game on one UTC day, the same for every server sharing the database."""
+
+    __tablename__ = "daily_challenges"
+
+    game: Mapped[str] = mapped_column(String(GAME_MAX_LENGTH), primary_key=True)
+    date: Mapped[str] = mapped_column(String(10), primary_key=True)  # ISO, UTC
+    deal_number: Mapped[int] = mapped_column(BigInteger)
+    par: Mapped[int | None]  # moves in the shortest known solution, when known
+    created_at: Mapped[datetime]
+
+
+class DailyAttempt(Base):
+    """A player's one ranked attempt at a daily challenge; the key enforces "one"."""
+
+    __tablename__ = "daily_attempts"
+    __table_args__ = (Index(None, "player_id", "date"),)  # streaks
+
+    game: Mapped[str] = mapped_column(String(GAME_MAX_LENGTH), primary_key=True)
+    date: Mapped[str] = mapped_column(String(10), primary_key=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"), primary_key=True)
+    race_id: Mapped[int] = mapped_column(ForeignKey("races.id"), unique=True)
+    started_at: Mapped[datetime]
+
+
+class PlayerStats(Base):
+    """Per player and game, kept up to date with every result (all-time boards, profiles)."""
+
+    __tablename__ = "player_stats"
+    __table_args__ = (
+        Index("ix_player_stats_fastest", "game", "best_time_ms", "best_moves", "best_at"),
+        Index("ix_player_stats_wins", "game", "wins", "win_moves", "last_win_at"),
+        Index("ix_player_stats_win_rate", "game", "win_rate", "wins", "win_moves", "last_win_at"),
+    )
+
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"), primary_key=True)
+    game: Mapped[str] = mapped_column(String(GAME_MAX_LENGTH), primary_key=True)
+    games: Mapped[int]
+    wins: Mapped[int]
+    win_rate: Mapped[float] = mapped_column(Float)  # wins / games
+    win_moves: Mapped[int]  # moves over all wins (tie-break: fewer is better)
+    last_win_at: Mapped[datetime | None]
+    best_time_ms: Mapped[int | None]  # fastest win
+    best_moves: Mapped[int | None]
+    best_at: Mapped[datetime | None]
 
 
 class Setting(Base):

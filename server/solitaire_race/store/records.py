@@ -17,6 +17,7 @@ Outcome = Literal["won", "stuck", "resigned", "timeout", "left", "interrupted"]
 # The models build their CHECK constraints from these; migrations spell them out instead,
 # because a migration must keep describing the schema as it was when it was written.
 RACE_STATUSES: Final[tuple[RaceStatus, ...]] = ("open", "running", "finished")
+RACE_KINDS: Final[tuple[str, ...]] = ("race", "daily")
 # "interrupted": the server shut down mid-race and ended it there (Room.interrupt).
 OUTCOMES: Final[tuple[Outcome, ...]] = (
     "won",
@@ -73,3 +74,62 @@ class ResultRecord:
     total: int
     move_log: tuple[str, ...]  # moves in the game's notation, in order
     finished_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderboardEntry:
+    """One row of a leaderboard. Result boards fill the result fields; all-time boards
+    fill wins/games/win_rate and the player's fastest win (time_ms, moves, finished_at)."""
+
+    rank: int
+    player_id: int
+    name: str
+    outcome: str | None
+    time_ms: int | None
+    moves: int | None
+    home: int | None
+    total: int | None
+    finished_at: datetime | None
+    race_id: int | None
+    wins: int | None = None
+    games: int | None = None
+    win_rate: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderboardPage:
+    board: str  # deal | daily | fastest | wins | win_rate
+    game: str
+    page: int  # 1-based
+    page_size: int
+    total: int  # entries on the whole board
+    entries: tuple[LeaderboardEntry, ...]
+    me: LeaderboardEntry | None  # the viewer's own entry, on this page or not
+    deal: int | None = None
+    date: str | None = None
+    min_games: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class DailyChallengeRecord:
+    game: str
+    date: str  # ISO date, UTC
+    deal_number: int
+    par: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class GameStatsRecord:
+    game: str
+    games: int
+    wins: int
+    win_rate: float
+    best_time_ms: int | None
+    best_moves: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileRecord:
+    player: PlayerRecord
+    games: tuple[GameStatsRecord, ...]
+    daily_dates: tuple[str, ...]  # dates with a ranked daily attempt, newest first (≤ 400)

@@ -23,9 +23,14 @@ from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from .migrate import upgrade_to_head
-from .models import Player, Race, Result, Setting
+from . import boards
+from .models import DailyAttempt, DailyChallenge, Player, PlayerStats, Race, Result, Setting
 from .records import (
     CODE_MAX_LENGTH,
+    DailyChallengeRecord,
+    GameStatsRecord,
+    LeaderboardPage,
+    ProfileRecord,
     NAME_MAX_LENGTH,
     OUTCOMES,
     PlayerRecord,
@@ -196,6 +201,25 @@ def _result_record(row: Result, player_name: str) -> ResultRecord:
     )
 
 
+async def _update_stats(session: Any, game: str, rows: Sequence[dict[str, Any]]) -> None:
+    """Fold new results into ``player_stats`` (inside the caller's transaction)."""
+    for row in rows:
+        won = row["outcome"] == "won"
+        stats = await session.get(PlayerStats, (row["player_id"], game))
+        if stats is None:
+            stats = PlayerStats(player_id=row["player_id"], game=game, games=0, wins=0, win_rate=0.0, win_moves=0)
+            session.add(stats)
+        stats.games += 1
+        if won:
+            stats.wins += 1
+            stats.win_moves += row["moves"]
+            stats.last_win_at = row["finished_at"]
+            best = (stats.best_time_ms, stats.best_moves) if stats.best_time_ms is not None else None
+            if best is None or (row["time_ms"], row["moves"]) < best:
+                stats.best_time_ms, stats.best_moves, stats.best_at = row["time_ms"], row["moves"], row["finished_at"]
+        stats.win_rate = stats.wins / stats.games
+
+
 # --- the store ----------------------------------------------------------------------
 
 
@@ -301,8 +325,12 @@ class Store:
         created_by: int,
         time_limit_s: int,
         now: datetime,
+        kind: str = "race",
+        daily_date: str | None = None,
     ) -> RaceRecord:
-        """A new race in status 'open'. Raises CodeTaken if ``code`` is in use."""
+        """A new race in status 'open'. Raises CodeTaken if ``code`` is in use.
+
+        ``kind="daily"`` with ``daily_date`` marks a daily challenge attempt."""
         if not 1 <= len(code) <= CODE_MAX_LENGTH:
             raise ValueError(f"a race code has 1 to {CODE_MAX_LENGTH} characters")
         row = Race(
@@ -316,6 +344,8 @@ class Store:
             finished_at=None,
             status="open",
             time_limit_s=time_limit_s,
+            kind=kind,
+            daily_date=daily_date,
         )
         async with self._sessions() as session:
             session.add(row)
@@ -395,9 +425,22 @@ class Store:
             if result.rowcount == 0:  # type: ignore[attr-defined]
                 await session.rollback()
                 await self._raise_wrong_state(race_id, "running")
+            race = await session.get(Race, race_id)
+            assert race is not None
+            ranked = await session.scalar(select(DailyAttempt.date).where(DailyAttempt.race_id == race_id))
+            for row in rows:
+                won = row["outcome"] == "won"
+                row.update(
+                    game=race.game,
+                    deal_number=race.deal_number,
+                    daily_date=ranked,
+                    rank_class=0 if won else 1,
+                    sort_primary=(row["time_ms"] or 0) if won else row["total"] - row["home"],
+                )
             try:
                 if rows:
                     await session.execute(insert(Result), rows)
+                    await _update_stats(session, race.game, rows)
                 await session.commit()
             except IntegrityError as error:
                 await session.rollback()
@@ -416,6 +459,98 @@ class Store:
         async with self._sessions() as session:
             rows = (await session.execute(statement)).all()
             return [_result_record(result, name) for result, name in rows]
+
+    # --- daily challenges -------------------------------------------------------------
+
+    async def daily_challenge(self, game: str, date: str, deal_number: int, now: datetime) -> DailyChallengeRecord:
+        """The challenge of ``game`` on ``date``, created with ``deal_number`` if new.
+
+        Every server process computes the same ``deal_number`` for a date, and the first
+        insert wins, so all processes sharing the database agree on the deal."""
+        async with self._sessions() as session:
+            row = await session.get(DailyChallenge, (game, date))
+            if row is None:
+                session.add(DailyChallenge(game=game, date=date, deal_number=deal_number, par=None, created_at=_check_time(now)))
+                try:
+                    await session.commit()
+                except IntegrityError:
+                    await session.rollback()  # another process created it first
+                row = await session.get(DailyChallenge, (game, date), populate_existing=True)
+            assert row is not None
+            return DailyChallengeRecord(game=row.game, date=row.date, deal_number=row.deal_number, par=row.par)
+
+    async def daily_challenges(self, date: str) -> list[DailyChallengeRecord]:
+        async with self._sessions() as session:
+            rows = await session.scalars(select(DailyChallenge).where(DailyChallenge.date == date).order_by(DailyChallenge.game))
+            return [DailyChallengeRecord(r.game, r.date, r.deal_number, r.par) for r in rows]
+
+    async def claim_daily_attempt(self, game: str, date: str, player_id: int, race_id: int, now: datetime) -> bool:
+        """Make ``race_id`` the player's ranked attempt at the day's ``game`` challenge.
+
+        True if it is the first attempt (ranked); False if the player already had one."""
+        async with self._sessions() as session:
+            session.add(DailyAttempt(game=game, date=date, player_id=player_id, race_id=race_id, started_at=_check_time(now)))
+            try:
+                await session.commit()
+                return True
+            except IntegrityError:
+                await session.rollback()
+                return False
+
+    async def ranked_attempt(self, game: str, date: str, player_id: int) -> int | None:
+        """The race id of the player's ranked attempt at that challenge, if any."""
+        async with self._sessions() as session:
+            return await session.scalar(
+                select(DailyAttempt.race_id).where(
+                    DailyAttempt.game == game, DailyAttempt.date == date, DailyAttempt.player_id == player_id
+                )
+            )
+
+    # --- leaderboards and profiles ------------------------------------------------------
+
+    async def leaderboard(
+        self,
+        board: str,
+        game: str,
+        *,
+        deal: int | None = None,
+        date: str | None = None,
+        min_games: int = 10,
+        page: int = 1,
+        page_size: int = 20,
+        viewer: int | None = None,
+    ) -> LeaderboardPage:
+        """One page of a board (see ``boards``), with the viewer's own entry wherever it is."""
+        if board not in boards.BOARDS:
+            raise ValueError(f"unknown board {board!r}")
+        if page < 1 or not 1 <= page_size <= 100:
+            raise ValueError("page starts at 1; page_size is 1 to 100")
+        async with self._sessions() as session:
+            if board in ("deal", "daily"):
+                if (board == "deal") != (deal is not None) or (board == "daily") != (date is not None):
+                    raise ValueError("the deal board needs a deal number; the daily board a date")
+                return await boards.result_board(
+                    session, board=board, game=game, deal=deal, date=date, page=page, page_size=page_size, viewer=viewer
+                )
+            return await boards.stats_board(
+                session, board=board, game=game, min_games=min_games, page=page, page_size=page_size, viewer=viewer
+            )
+
+    async def profile(self, player_id: int) -> ProfileRecord | None:
+        async with self._sessions() as session:
+            player = await session.get(Player, player_id)
+            if player is None:
+                return None
+            stats = await session.scalars(select(PlayerStats).where(PlayerStats.player_id == player_id).order_by(PlayerStats.game))
+            dates = await session.scalars(
+                select(DailyAttempt.date).where(DailyAttempt.player_id == player_id)
+                .group_by(DailyAttempt.date).order_by(DailyAttempt.date.desc()).limit(400)
+            )
+            return ProfileRecord(
+                player=_player_record(player),
+                games=tuple(GameStatsRecord(s.game, s.games, s.wins, s.win_rate, s.best_time_ms, s.best_moves) for s in stats),
+                daily_dates=tuple(dates),
+            )
 
     async def abandon_race(self, race_id: int) -> bool:
         """Delete a race that is still 'open' (never started): it has no results and

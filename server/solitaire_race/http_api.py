@@ -1,0 +1,74 @@
+"""The JSON HTTP API (``/api/...``): the same data as the websocket protocol, read-only.
+
+Routes map onto the service's data methods, which run the same store queries the
+websocket requests use, so the two can never disagree. Documented in docs/openapi.json.
+Returns (status, JSON body); the transport turns that into an HTTP response.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import parse_qs
+
+from . import protocol as p
+from .service import RaceService
+
+_LEADERBOARD = re.compile(r"^/api/leaderboard/(deal|daily|fastest|wins|win_rate)/([a-z0-9-]{1,32})$")
+_PLAYER = re.compile(r"^/api/players/(\d{1,18})$")
+_STATUS = {p.ErrorCode.NOT_FOUND: 404, p.ErrorCode.UNKNOWN_GAME: 404}
+
+
+class BadQuery(ValueError):
+    pass
+
+
+def _int(query: dict[str, list[str]], name: str, default: int | None, lo: int, hi: int) -> int | None:
+    values = query.get(name)
+    if not values:
+        return default
+    try:
+        value = int(values[0])
+    except ValueError:
+        raise BadQuery(f"{name} must be an integer") from None
+    if not lo <= value <= hi:
+        raise BadQuery(f"{name} must be between {lo} and {hi}")
+    return value
+
+
+def _str(query: dict[str, list[str]], name: str) -> str | None:
+    values = query.get(name)
+    return values[0][:32] if values else None
+
+
+async def handle(service: RaceService, path: str, query_string: str) -> tuple[int, dict[str, Any]]:
+    query = parse_qs(query_string, keep_blank_values=False)
+    try:
+        me = _int(query, "me", None, 1, 2**53)
+        if path == "/api/games":
+            return 200, {"games": [g.describe() for g in service.games.values()]}
+        if path == "/api/daily":
+            return 200, await service.daily_data(_str(query, "date"), me)
+        if m := _LEADERBOARD.match(path):
+            board, game = m.groups()
+            return 200, await service.leaderboard_data(
+                board=board,
+                game=game,
+                deal=_int(query, "deal", None, 0, 2**53 - 1),
+                date_text=_str(query, "date"),
+                min_games=_int(query, "min_games", 10, 1, 10_000) or 10,
+                page=_int(query, "page", 1, 1, 1_000_000) or 1,
+                page_size=_int(query, "page_size", 20, 1, 100) or 20,
+                viewer=me,
+            )
+        if m := _PLAYER.match(path):
+            return 200, await service.profile_data(int(m.group(1)))
+        return 404, _error(p.ErrorCode.NOT_FOUND, f"no such API path: {path[:80]}")
+    except BadQuery as exc:
+        return 400, _error(p.ErrorCode.BAD_REQUEST, str(exc))
+    except p.ProtocolError as exc:
+        return _STATUS.get(exc.code, 400), _error(exc.code, exc.message)
+
+
+def _error(code: p.ErrorCode, message: str) -> dict[str, Any]:
+    return {"error": {"code": code.value, "message": message}}

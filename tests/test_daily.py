@@ -1,0 +1,209 @@
+"""Daily challenges through the real server, with the wall clock injected."""
+
+from __future__ import annotations
+
+import asyncio
+import urllib.request
+import json
+from collections.abc import AsyncIterator
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from solitaire_race.app import App
+from solitaire_race.daily import daily_deal_number, streak
+from solitaire_race.engine import get_game
+
+from .conftest import TEST_SECRET, Client, make_config
+from .support import solve
+
+DAY = datetime(2026, 11, 21, 23, 59, 0, tzinfo=timezone.utc)
+WINNABLE_DAY = datetime(2026, 11, 1, 12, 0, 0, tzinfo=timezone.utc)
+
+
+class WallClock:
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@pytest.fixture
+async def daily_app(tmp_path: Path) -> AsyncIterator[tuple[App, WallClock]]:
+    wall = WallClock(DAY)
+    app = await App.start(make_config(tmp_path), wall_clock=wall)
+    try:
+        yield app, wall
+    finally:
+        await app.stop()
+
+
+async def player(app: App, name: str) -> Client:
+    client = await Client.connect(app)
+    assert (await client.hello(name))["type"] == "welcome"
+    return client
+
+
+def winning_line(game_id: str, deal: int) -> list[str] | None:
+    game = get_game(game_id)
+    return solve(game, game.deal(deal, TEST_SECRET.encode()), budget=50_000)
+
+
+async def finish(client: Client, moves: list[str] | None) -> dict[str, Any]:
+    """Win with ``moves`` if given, else resign; return race_finished."""
+    if moves:
+        for i in range(0, len(moves), 64):
+            reply = await client.request({"type": "move", "moves": moves[i : i + 64]})
+            assert reply["rejected"] is None, reply
+    else:
+        await client.request({"type": "resign"})
+    return await client.expect("race_finished")
+
+
+async def test_day_rollover_changes_the_deal_and_keeps_yesterday(daily_app: tuple[App, WallClock]) -> None:
+    app, wall = daily_app
+    ann = await player(app, "ann")
+    try:
+        today = await ann.request({"type": "daily"})
+        assert today["type"] == "daily_challenges" and today["date"] == today["today"] == "2026-11-21"
+        assert {c["game"] for c in today["challenges"]} == set(app.service.games)
+        cruel = {c["game"]: c for c in today["challenges"]}["cruel"]
+        assert cruel["deal"] == daily_deal_number(TEST_SECRET.encode(), "cruel", date(2026, 11, 21))
+        assert cruel["attempted"] is False
+
+        started = await ann.request({"type": "start_daily", "game": "cruel"})
+        assert started["type"] == "race_started" and started["daily"] == {"date": "2026-11-21", "ranked": True, "par": None}
+        assert started["deal"] == cruel["deal"]
+
+        wall.now = DAY + timedelta(minutes=2)  # 00:01 UTC: a new day, a new deal
+        tomorrow = await ann.request({"type": "daily"})
+        new_cruel = {c["game"]: c for c in tomorrow["challenges"]}["cruel"]
+        assert tomorrow["date"] == "2026-11-22" and new_cruel["deal"] != cruel["deal"]
+
+        # The attempt that began before midnight still counts for the 21st.
+        finished = await finish(ann, None)
+        assert finished["daily"]["date"] == "2026-11-21"
+        board = await ann.request({"type": "leaderboard", "board": "daily", "game": "cruel", "date": "2026-11-21"})
+        assert [(e["name"], e["outcome"]) for e in board["entries"]] == [("ann", "resigned")]
+        empty = await ann.request({"type": "leaderboard", "board": "daily", "game": "cruel"})  # today: the 22nd
+        assert empty["date"] == "2026-11-22" and empty["entries"] == [] and empty["total"] == 0
+
+        old = await ann.request({"type": "daily", "date": "2026-11-21"})
+        assert {c["game"]: c for c in old["challenges"]}["cruel"]["attempted"] is True
+        future = await ann.request({"type": "daily", "date": "2026-11-23"})
+        assert future["type"] == "error" and future["code"] == "not_found"
+        bad = await ann.request({"type": "daily", "date": "2026-02-30"})
+        assert bad["type"] == "error" and bad["code"] == "bad_request"
+    finally:
+        await ann.close()
+
+
+async def test_two_players_same_daily_one_ranked_attempt_each(daily_app: tuple[App, WallClock]) -> None:
+    app, wall = daily_app
+    wall.now = WINNABLE_DAY  # its Cruel daily has a winning line the test solver finds
+    ann, bob = await player(app, "ann"), await player(app, "bob")
+    try:
+        a = await ann.request({"type": "start_daily", "game": "cruel"})
+        b = await bob.request({"type": "start_daily", "game": "cruel"})
+        assert a["view"] == b["view"] and a["daily"]["ranked"] and b["daily"]["ranked"]
+        line = winning_line("cruel", a["deal"])
+        assert line is not None
+        await finish(bob, None)
+        await finish(ann, line)
+        board = await ann.request({"type": "leaderboard", "board": "daily", "game": "cruel"})
+        assert [(e["name"], e["outcome"]) for e in board["entries"]] == [("ann", "won"), ("bob", "resigned")]
+        assert board["total"] == 2 and board["entries"][0]["moves"] == len(line)
+
+        # A replay is unranked: it never reaches the daily board, whatever its result.
+        again = await bob.request({"type": "start_daily", "game": "cruel"})
+        assert again["daily"]["ranked"] is False
+        await finish(bob, line)
+        board = await bob.request({"type": "leaderboard", "board": "daily", "game": "cruel"})
+        assert [(e["name"], e["outcome"]) for e in board["entries"]] == [("ann", "won"), ("bob", "resigned")]
+        # ...but it is on the deal's own board, which counts every race on that deal.
+        deal_board = await bob.request({"type": "leaderboard", "board": "deal", "game": "cruel", "deal": a["deal"]})
+        assert deal_board["total"] == 2
+        profile = await bob.request({"type": "profile"})
+        assert profile["daily_streak"] == 1 and {g["game"]: g["games"] for g in profile["games"]} == {"cruel": 2}
+        assert profile["games"][0]["wins"] == 1  # the unranked replay's win still counts in stats
+    finally:
+        await ann.close()
+        await bob.close()
+
+
+async def test_disconnect_does_not_stop_the_daily_clock(daily_app: tuple[App, WallClock]) -> None:
+    app, _ = daily_app
+    ann = await player(app, "ann")
+    first = await ann.request({"type": "start_daily", "game": "perseverance"})
+    await ann.request({"type": "move", "moves": ["r"]})
+    await ann.close()
+    await asyncio.sleep(0.05)
+    back = await Client.connect(app)
+    try:
+        await back.hello(token=ann.token)
+        resumed = await back.request({"type": "start_daily", "game": "perseverance"})
+        assert resumed["daily"]["ranked"] is True  # the same ranked attempt, resumed
+        assert resumed["moves"] == 1 and resumed["elapsed_ms"] >= 50 and resumed["deal"] == first["deal"]
+    finally:
+        await back.close()
+
+
+async def test_todays_daily_deal_cannot_be_practised_in_a_race(daily_app: tuple[App, WallClock]) -> None:
+    app, _ = daily_app
+    ann = await player(app, "ann")
+    try:
+        deal = daily_deal_number(TEST_SECRET.encode(), "clock", DAY.date())
+        reply = await ann.request({"type": "create_race", "game": "clock", "deal": deal})
+        assert reply["type"] == "error" and reply["code"] == "bad_request"
+    finally:
+        await ann.close()
+
+
+async def test_http_api_answers_match_the_protocol(daily_app: tuple[App, WallClock]) -> None:
+    app, _ = daily_app
+    ann, bob = await player(app, "ann"), await player(app, "bob")
+    try:
+        for c in (ann, bob):
+            await c.request({"type": "start_daily", "game": "cruel"})
+            await finish(c, None)
+        me = ann.player["id"]  # type: ignore[index]
+
+        def get(path: str) -> tuple[int, Any]:
+            try:
+                with urllib.request.urlopen(app.config.public_url + path, timeout=5) as r:
+                    return r.status, json.load(r)
+            except urllib.error.HTTPError as e:
+                return e.code, json.load(e)
+
+        pairs = [
+            ({"type": "daily"}, f"/api/daily?me={me}"),
+            ({"type": "leaderboard", "board": "daily", "game": "cruel", "page_size": 1}, f"/api/leaderboard/daily/cruel?page_size=1&me={me}"),
+            ({"type": "leaderboard", "board": "wins", "game": "cruel"}, f"/api/leaderboard/wins/cruel?me={me}"),
+            ({"type": "leaderboard", "board": "win_rate", "game": "cruel", "min_games": 1}, f"/api/leaderboard/win_rate/cruel?min_games=1&me={me}"),
+            ({"type": "profile", "player_id": me}, f"/api/players/{me}"),
+        ]
+        for request, path in pairs:
+            via_ws = await ann.request(request)
+            status, via_http = await asyncio.to_thread(get, path)
+            assert status == 200
+            assert {k: v for k, v in via_ws.items() if k not in ("type", "id")} == via_http, path
+
+        assert (await asyncio.to_thread(get, "/api/leaderboard/fastest/chess"))[0] == 404
+        assert (await asyncio.to_thread(get, "/api/leaderboard/deal/cruel"))[0] == 400
+        assert (await asyncio.to_thread(get, "/api/leaderboard/wins/cruel?page=0"))[0] == 400
+        assert (await asyncio.to_thread(get, "/api/players/999999"))[0] == 404
+        assert (await asyncio.to_thread(get, "/api/nope"))[0] == 404
+    finally:
+        await ann.close()
+        await bob.close()
+
+
+def test_streak_counts_consecutive_days() -> None:
+    today = date(2026, 11, 21)
+    assert streak([], today) == 0
+    assert streak(["2026-11-21", "2026-11-20", "2026-11-18"], today) == 2
+    assert streak(["2026-11-20", "2026-11-19"], today) == 2  # today not played yet: still alive
+    assert streak(["2026-11-19"], today) == 0

@@ -1,0 +1,142 @@
+"""Leaderboard queries on a real SQLite store: order, ties, pagination, the viewer's rank."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from solitaire_race.store import ResultRecord, Store, hash_token
+
+T0 = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
+GAME, DEAL = "cruel", 4242
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[Store]:
+    s = await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'boards.sqlite3'}")
+    try:
+        yield s
+    finally:
+        await s.close()
+
+
+class World:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.players: dict[str, int] = {}
+        self.races = 0
+
+    async def player(self, name: str) -> int:
+        if name not in self.players:
+            self.players[name] = (await self.store.create_player(name, hash_token(name), T0)).id
+        return self.players[name]
+
+    async def result(
+        self, name: str, outcome: str, *, time_ms: int | None = None, moves: int = 50, home: int = 52,
+        at: int = 0, deal: int = DEAL, game: str = GAME, daily: str | None = None,
+    ) -> None:
+        """One finished single-player race; ``at`` is minutes after T0 (finish time)."""
+        pid = await self.player(name)
+        self.races += 1
+        race = await self.store.create_race(
+            code=f"R{self.races:05d}", game=game, deal_number=deal, private=True, created_by=pid,
+            time_limit_s=600, now=T0, kind="daily" if daily else "race", daily_date=daily,
+        )
+        if daily:
+            await self.store.claim_daily_attempt(game, daily, pid, race.id, T0)
+        await self.store.mark_race_started(race.id, T0)
+        finished = T0 + timedelta(minutes=at)
+        await self.store.finish_race(
+            race.id, finished,
+            [ResultRecord(race.id, pid, name, outcome, 1, time_ms, moves, home, 52, ("1>f",) * moves, finished)],  # type: ignore[arg-type]
+        )
+
+
+async def names(store: Store, board: str, **kw: object) -> list[str]:
+    page = await store.leaderboard(board, GAME, **kw)  # type: ignore[arg-type]
+    return [e.name for e in page.entries]
+
+
+async def test_deal_board_order_and_ties(store: Store) -> None:
+    w = World(store)
+    await w.result("slow", "won", time_ms=90_000, moves=40, at=1)
+    await w.result("fast", "won", time_ms=60_000, moves=80, at=2)
+    await w.result("tie-more-moves", "won", time_ms=70_000, moves=60, at=3)
+    await w.result("tie-fewer-moves", "won", time_ms=70_000, moves=55, at=4)
+    await w.result("tie-later", "won", time_ms=70_000, moves=55, at=6)
+    await w.result("tie-earlier", "won", time_ms=70_000, moves=55, at=5)
+    await w.result("stuck-high", "stuck", time_ms=100, home=40, moves=10, at=7)
+    await w.result("resigned-low", "resigned", time_ms=100, home=10, moves=5, at=8)
+    await w.result("other-deal", "won", time_ms=1, deal=DEAL + 1)
+    await w.result("fast", "won", time_ms=65_000, at=9)  # not better: the best result counts
+    assert await names(store, "deal", deal=DEAL) == [
+        "fast", "tie-fewer-moves", "tie-earlier", "tie-later", "tie-more-moves", "slow", "stuck-high", "resigned-low",
+    ]
+    page = await store.leaderboard("deal", GAME, deal=DEAL)
+    assert page.total == 8 and page.entries[0].time_ms == 60_000 and [e.rank for e in page.entries] == list(range(1, 9))
+
+
+async def test_pagination_and_own_rank_off_the_page(store: Store) -> None:
+    w = World(store)
+    for i in range(25):
+        await w.result(f"p{i:02d}", "won", time_ms=10_000 + i * 1000, at=i)
+    first = await store.leaderboard("deal", GAME, deal=DEAL, page=1, page_size=10, viewer=w.players["p17"])
+    assert [e.rank for e in first.entries] == list(range(1, 11)) and first.total == 25
+    assert first.me is not None and first.me.rank == 18 and first.me.name == "p17"
+    last = await store.leaderboard("deal", GAME, deal=DEAL, page=3, page_size=10, viewer=w.players["p03"])
+    assert [e.name for e in last.entries] == [f"p{i}" for i in range(20, 25)]
+    assert last.me is not None and last.me.rank == 4
+    past = await store.leaderboard("deal", GAME, deal=DEAL, page=9, page_size=10)
+    assert past.entries == () and past.total == 25 and past.me is None
+    nobody = await store.leaderboard("deal", GAME, deal=DEAL, viewer=10_000)
+    assert nobody.me is None
+
+
+async def test_daily_board_has_only_ranked_attempts(store: Store) -> None:
+    w = World(store)
+    await w.result("ann", "won", time_ms=50_000, daily="2026-11-01")
+    await w.result("bob", "won", time_ms=40_000, daily="2026-11-01")
+    await w.result("bob", "won", time_ms=10_000, at=60)  # a replay on the same deal, unranked
+    await w.result("cat", "won", time_ms=30_000, daily="2026-10-31")
+    assert await names(store, "daily", date="2026-11-01") == ["bob", "ann"]
+    page = await store.leaderboard("daily", GAME, date="2026-11-01")
+    assert page.entries[0].time_ms == 40_000
+    assert await names(store, "daily", date="2026-10-31") == ["cat"]
+
+
+async def test_all_time_boards(store: Store) -> None:
+    w = World(store)
+    for _ in range(3):
+        await w.result("ann", "won", time_ms=80_000, moves=60)
+    await w.result("ann", "stuck", home=20)
+    await w.result("bob", "won", time_ms=50_000, moves=70)
+    await w.result("bob", "won", time_ms=50_000, moves=65, at=5)  # equal time, fewer moves: new best
+    await w.result("cat", "won", time_ms=50_000, moves=65, at=1, deal=7)
+    await w.result("cat", "won", time_ms=55_000, moves=65, at=3, deal=7)
+    await w.result("dan", "resigned", home=4)
+    # fastest: 50 s/65 moves tie between cat (earlier) and bob
+    assert await names(store, "fastest") == ["cat", "bob", "ann"]
+    # most wins: ann 3; bob and cat 2 each, bob used more moves over his wins (135 vs 130)
+    assert await names(store, "wins") == ["ann", "cat", "bob"]
+    # win rate over at least 2 games: bob 100%, cat 100%, ann 75%; dan has 1 game
+    assert await names(store, "win_rate", min_games=2) == ["cat", "bob", "ann"]
+    assert await names(store, "win_rate", min_games=1) == ["cat", "bob", "ann", "dan"]
+    page = await store.leaderboard("wins", GAME, page=2, page_size=1, viewer=w.players["ann"])
+    assert [e.name for e in page.entries] == ["cat"] and page.me is not None and page.me.rank == 1
+    assert page.me.wins == 3 and page.me.games == 4 and page.me.win_rate == 0.75
+    off = await store.leaderboard("fastest", GAME, page=1, page_size=1, viewer=w.players["ann"])
+    assert off.me is not None and off.me.rank == 3 and off.total == 3
+    profile = await store.profile(w.players["bob"])
+    assert profile is not None and profile.games[0].best_time_ms == 50_000 and profile.games[0].best_moves == 65
+
+
+async def test_bad_board_arguments(store: Store) -> None:
+    with pytest.raises(ValueError):
+        await store.leaderboard("nope", GAME)
+    with pytest.raises(ValueError):
+        await store.leaderboard("deal", GAME)
+    with pytest.raises(ValueError):
+        await store.leaderboard("wins", GAME, page=0)
