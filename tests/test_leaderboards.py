@@ -140,3 +140,32 @@ async def test_bad_board_arguments(store: Store) -> None:
         await store.leaderboard("deal", GAME)
     with pytest.raises(ValueError):
         await store.leaderboard("wins", GAME, page=0)
+
+
+def test_cli_prints_boards(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import asyncio
+
+    from solitaire_race.cli import main
+
+    url = f"sqlite+aiosqlite:///{tmp_path / 'cli.sqlite3'}"
+
+    async def fill() -> None:
+        store = await Store.open(url)
+        try:
+            w = World(store)
+            await w.result("ann", "won", time_ms=83_400, moves=68, daily="2026-11-01")
+            await w.result("bob", "resigned", home=9, moves=3, daily="2026-11-01", at=2)
+        finally:
+            await store.close()
+
+    asyncio.run(fill())
+    assert main(["leaderboard", GAME, "--daily", "2026-11-01", "--db", url]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "Cruel: daily challenge of 2026-11-01"
+    assert out[2].split() == ["1", "ann", "won", "1:23.4", "68", "52/52"]
+    assert out[3].split() == ["2", "bob", "resigned", "--", "3", "9/52"]
+    assert out[-1] == "page 1: 1-2 of 2"
+    assert main(["leaderboard", GAME, "--board", "wins", "--db", url]) == 0
+    assert capsys.readouterr().out.splitlines()[2].split() == ["1", "ann", "1", "1", "100%", "1:23.4"]
+    assert main(["leaderboard", GAME, "--daily", "2026-13-01", "--db", url]) == 2
+    assert "not a date" in capsys.readouterr().err

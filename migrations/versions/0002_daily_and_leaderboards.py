@@ -85,11 +85,15 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(["player_id"], ["players.id"], name=op.f("fk_player_stats_player_id_players")),
         sa.PrimaryKeyConstraint("player_id", "game", name=op.f("pk_player_stats")),
     )
-    op.create_index("ix_player_stats_fastest", "player_stats", ["game", "best_time_ms", "best_moves", "best_at"])
-    op.create_index("ix_player_stats_wins", "player_stats", ["game", "wins", "win_moves", "last_win_at"])
     op.create_index(
-        "ix_player_stats_win_rate", "player_stats", ["game", "win_rate", "wins", "win_moves", "last_win_at"]
+        "ix_player_stats_fastest", "player_stats", ["game", "best_time_ms", "best_moves", "best_at", "player_id"]
     )
+    op.create_index("ix_player_stats_wins", "player_stats", ["game", "wins", "win_moves", "last_win_at", "player_id"])
+    op.create_index(
+        "ix_player_stats_win_rate", "player_stats",
+        ["game", "win_rate", "wins", "win_moves", "last_win_at", "player_id", "games"],
+    )
+    op.create_index("ix_player_stats_games", "player_stats", ["game", "games"])
     # Stats for results that already exist.
     op.execute(
         "INSERT INTO player_stats (player_id, game, games, wins, win_rate, win_moves, last_win_at, "
@@ -102,6 +106,7 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    op.drop_index("ix_player_stats_games", table_name="player_stats")
     op.drop_index("ix_player_stats_win_rate", table_name="player_stats")
     op.drop_index("ix_player_stats_wins", table_name="player_stats")
     op.drop_index("ix_player_stats_fastest", table_name="player_stats")

@@ -109,6 +109,64 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _duration(ms: int | None) -> str:
+    if ms is None:
+        return "--"
+    minutes, seconds = divmod(ms / 1000, 60)
+    return f"{int(minutes)}:{seconds:04.1f}"
+
+
+def render_board(page: Any, title: str) -> str:
+    """A leaderboard page as a text table (the viewer's own row added below if off-page)."""
+    allt = page.board in ("fastest", "wins", "win_rate")
+    head = f"{'#':>4}  {'player':<20} " + (
+        f"{'wins':>5} {'games':>5} {'rate':>6} {'best':>8}" if allt else f"{'result':<11} {'time':>8} {'moves':>5} {'home':>7}"
+    )
+    lines = [title, head]
+    rows = list(page.entries) + ([page.me] if page.me and page.me not in page.entries else [])
+    for e in rows:
+        if allt:
+            cells = f"{e.wins:>5} {e.games:>5} {e.win_rate:>6.0%} {_duration(e.time_ms):>8}"
+        else:
+            cells = f"{e.outcome:<11} {_duration(e.time_ms):>8} {e.moves:>5} {f'{e.home}/{e.total}':>7}"
+        lines.append(f"{e.rank:>4}  {e.name:<20} {cells}")
+    if not rows:
+        lines.append("  (no entries yet)")
+    shown = f"{(page.page - 1) * page.page_size + 1}-{(page.page - 1) * page.page_size + len(page.entries)}" if page.entries else "none"
+    lines.append(f"page {page.page}: {shown} of {page.total}")
+    return "\n".join(lines)
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    import asyncio
+    from datetime import datetime, timezone
+
+    from .config import DEFAULT_DB_URL
+    from .daily import parse_day
+    from .store import Store
+
+    game = get_game(args.game)
+    board = "daily" if args.daily else "deal" if args.deal is not None else args.board.replace("-", "_")
+    day = None
+    if args.daily:
+        day = (datetime.now(timezone.utc).date() if args.daily == "today" else parse_day(args.daily)).isoformat()
+
+    async def fetch() -> Any:
+        store = await Store.open(args.db or os.environ.get("SOLITAIRE_RACE_DB") or DEFAULT_DB_URL)
+        try:
+            return await store.leaderboard(
+                board, game.id, deal=args.deal, date=day, min_games=args.min_games, page=args.page, page_size=args.page_size
+            )
+        finally:
+            await store.close()
+
+    page = asyncio.run(fetch())
+    what = {"daily": f"daily challenge of {day}", "deal": f"deal {args.deal}", "fastest": "fastest wins",
+            "wins": "most wins", "win_rate": f"win rate (at least {args.min_games} games)"}[board]
+    print(render_board(page, f"{game.name}: {what}"))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="solitaire-race", description="Race friends on the same solitaire deal."
@@ -140,7 +198,56 @@ def build_parser() -> argparse.ArgumentParser:
     srv.add_argument("--public-url", help="base URL players use to reach the server, for join links (default: $SOLITAIRE_RACE_PUBLIC_URL, else derived from host and port)")
     srv.add_argument("--secret", help="deal secret (default: $SOLITAIRE_RACE_SECRET, else one kept in the database)")
     srv.set_defaults(func=cmd_serve)
+
+    lb = sub.add_parser("leaderboard", help="print a leaderboard from the database")
+    lb.add_argument("game")
+    lb.add_argument("--daily", metavar="DATE", help="the daily challenge of DATE (YYYY-MM-DD or 'today')")
+    lb.add_argument("--deal", type=int, help="the board of one deal")
+    lb.add_argument("--board", choices=["fastest", "wins", "win-rate"], default="fastest", help="all-time board (default fastest)")
+    lb.add_argument("--min-games", type=int, default=10, help="win-rate board: minimum games (default 10)")
+    lb.add_argument("--page", type=int, default=1)
+    lb.add_argument("--page-size", type=int, default=20)
+    lb.add_argument("--db", help="database URL (default: $SOLITAIRE_RACE_DB, else ./data/solitaire-race.sqlite3)")
+    lb.set_defaults(func=cmd_leaderboard)
+
+    server_help = "race server, e.g. ws://127.0.0.1:8765/ws or http://host:port (default: $SOLITAIRE_RACE_SERVER, else ws://127.0.0.1:8765/ws)"
+    default_server = os.environ.get("SOLITAIRE_RACE_SERVER", "ws://127.0.0.1:8765/ws")
+    play = sub.add_parser("play", help="race from the terminal")
+    play.add_argument("--server", default=default_server, help=server_help)
+    play.add_argument("--name", help="your name (only needed the first time on a server; the token is kept in ~/.config/solitaire-race/)")
+    what = play.add_mutually_exclusive_group()
+    what.add_argument("--join", metavar="CODE", help="join the race with this code")
+    what.add_argument("--game", metavar="GAME", help="create a race of this game")
+    what.add_argument("--daily", metavar="GAME", help="play today's daily challenge of this game")
+    play.add_argument("--deal", type=int, help="with --game: the deal number (default random)")
+    play.add_argument("--public", action="store_true", help="with --game: list the race for anyone to join")
+    play.add_argument("--time-limit", type=int, metavar="SECONDS", help="with --game: the race's time limit (30-14400)")
+    play.add_argument("--no-color", action="store_true", help="no colours (also: $NO_COLOR)")
+    play.set_defaults(func=cmd_play)
+
+    bot = sub.add_parser("bot", help="bot players: join a race, or race each other")
+    bot.add_argument("--server", default=default_server, help=server_help)
+    bot.add_argument("--join", metavar="CODE", help="join this race and get ready (default: the bots create a race of their own and play it)")
+    bot.add_argument("--count", type=int, default=1, help="how many bots, 1-8 (default 1)")
+    bot.add_argument("--speed", type=float, default=2.0, metavar="MOVES_PER_S", help="moves per second per bot (default 2; 0: as fast as the server answers)")
+    bot.add_argument("--game", default="cruel", help="without --join: the game (default cruel)")
+    bot.add_argument("--deal", type=int, help="without --join: the deal number (default random)")
+    bot.add_argument("--time-limit", type=int, metavar="SECONDS", help="without --join: the race's time limit")
+    bot.add_argument("--name", default="bot", help="name prefix (default bot: bot-1234-1, bot-1234-2, ...)")
+    bot.set_defaults(func=cmd_bot)
     return parser
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    from .tui.app import main as play_main
+
+    return play_main(args)
+
+
+def cmd_bot(args: argparse.Namespace) -> int:
+    from .bots.runner import main as bot_main
+
+    return bot_main(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -20,6 +20,7 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from .models import Player, PlayerStats, Result
 from .records import LeaderboardEntry, LeaderboardPage
@@ -124,15 +125,16 @@ def _stats_filter(board: str, game: str, min_games: int) -> list[ColumnElement[b
     return where
 
 
-def _ahead_of(board: str, me: PlayerStats) -> ColumnElement[bool]:
-    """Rows that rank before ``me`` on ``board`` (for the viewer's rank)."""
+def _ahead_of(board: str, me: Any) -> ColumnElement[bool]:
+    """Rows that rank before ``me`` (a row alias of the viewer's stats) on ``board``."""
+
     def lexi(keys: list[tuple[Any, Any, bool]]) -> ColumnElement[bool]:
-        # (column, my value, descending?) -> lexicographic "strictly better"
-        column, value, descending = keys[0]
-        better = column > value if descending else column < value
+        # (column, the viewer's column, descending?) -> lexicographically "strictly better"
+        column, mine, descending = keys[0]
+        better = column > mine if descending else column < mine
         if len(keys) == 1:
             return better
-        return or_(better, and_(column == value, lexi(keys[1:])))
+        return or_(better, and_(column == mine, lexi(keys[1:])))
 
     pid = (S.player_id, me.player_id, False)
     if board == "fastest":
@@ -148,28 +150,29 @@ async def stats_board(
 ) -> LeaderboardPage:
     where = _stats_filter(board, game, min_games)
     first, last = _window(page, page_size)
-    rows = (
-        await session.execute(
-            select(S, Player.name)
-            .join(Player, Player.id == S.player_id)
-            .where(*where)
-            .order_by(*_stats_order(board))
-            .offset(first - 1)
-            .limit(page_size)
+    # 1. The page's ids, from the covering index alone (cheap even deep into the board).
+    ids = list(
+        await session.scalars(select(S.player_id).where(*where).order_by(*_stats_order(board)).offset(first - 1).limit(page_size))
+    )
+    # 2. Their rows, and the viewer's if it is on the board.
+    wanted = S.player_id.in_(ids) if viewer is None else or_(S.player_id.in_(ids), S.player_id == viewer)
+    rows = (await session.execute(select(S, Player.name).join(Player, Player.id == S.player_id).where(*where, wanted))).all()
+    by_id = {stats.player_id: (stats, name) for stats, name in rows}
+    entries = [_stats_entry(*by_id[pid], rank) for rank, pid in enumerate(ids, start=first)]
+    # 3. The board's size and, for a viewer off the page, how many rank before them.
+    total_q = select(func.count()).select_from(S).where(*where).scalar_subquery()
+    off_page = viewer is not None and viewer in by_id and viewer not in ids
+    if off_page:
+        me = aliased(S)
+        ahead_q = (
+            select(func.count()).select_from(S).join(me, and_(me.game == game, me.player_id == viewer))
+            .where(*where, _ahead_of(board, me)).scalar_subquery()
         )
-    ).all()
-    entries = [_stats_entry(stats, name, rank) for rank, (stats, name) in enumerate(rows, start=first)]
-    total = int(await session.scalar(select(func.count()).select_from(S).where(*where)) or 0)
-    if viewer is not None and not any(e.player_id == viewer for e in entries):
-        mine = (
-            await session.execute(
-                select(S, Player.name).join(Player, Player.id == S.player_id).where(*where, S.player_id == viewer)
-            )
-        ).first()
-        if mine is not None:
-            ahead = int(await session.scalar(select(func.count()).select_from(S).where(*where, _ahead_of(board, mine[0]))) or 0)
-            entries.append(_stats_entry(mine[0], mine[1], ahead + 1))
-    return _page(board, game, entries, total, page, page_size, viewer, first, last, min_games=min_games if board == "win_rate" else None)
+        total, ahead = (await session.execute(select(total_q, ahead_q))).one()
+        entries.append(_stats_entry(*by_id[viewer], ahead + 1))  # type: ignore[arg-type]
+    else:
+        total = await session.scalar(select(total_q))
+    return _page(board, game, entries, int(total or 0), page, page_size, viewer, first, last, min_games=min_games if board == "win_rate" else None)
 
 
 def _stats_entry(s: PlayerStats, name: str, rank: int) -> LeaderboardEntry:
