@@ -13,6 +13,7 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/engine.py
+	$(PY) bench/leaderboard.py
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)

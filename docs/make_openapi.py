@@ -1,0 +1,89 @@
+"""Write docs/openapi.json from docs/protocol.schema.json: ``python docs/make_openapi.py``.
+
+The HTTP API returns the protocol's reply messages without ``type`` and ``id``, so its body
+schemas are derived from the protocol schema, never written twice. tests/test_openapi.py
+checks that the committed file is what this script writes.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+DOCS = Path(__file__).resolve().parent
+BODIES = {"Games": "Games", "DailyChallenges": "DailyChallenges", "LeaderboardPage": "LeaderboardPage", "PlayerProfile": "PlayerProfile"}
+
+
+def body(defs: dict[str, Any], name: str) -> dict[str, Any]:
+    schema = copy.deepcopy(defs[name])
+    for key in ("type", "id"):
+        schema["properties"].pop(key, None)
+        if key in schema.get("required", []):
+            schema["required"].remove(key)
+    schema.pop("title", None)
+    return schema
+
+
+def rewrite_refs(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: (v.replace("#/$defs/", "#/components/schemas/") if k == "$ref" else rewrite_refs(v)) for k, v in node.items()}
+    if isinstance(node, list):
+        return [rewrite_refs(v) for v in node]
+    return node
+
+
+def build() -> dict[str, Any]:
+    defs = json.loads((DOCS / "protocol.schema.json").read_text())["$defs"]
+    schemas = {name: d for name, d in defs.items() if name not in ("ClientMessage", "ServerMessage")}
+    for name in BODIES:
+        schemas[f"{name}Body"] = body(defs, name)
+    schemas["ErrorBody"] = {
+        "type": "object",
+        "properties": {"error": {"type": "object", "properties": {"code": {"$ref": "#/$defs/ErrorCode"}, "message": {"type": "string"}},
+                                 "required": ["code", "message"], "additionalProperties": False}},
+        "required": ["error"], "additionalProperties": False,
+    }
+    me = {"name": "me", "in": "query", "required": False, "description": "The viewer's player id: their own entry comes back as `me` (leaderboards) or `attempted` (daily).", "schema": {"type": "integer", "minimum": 1}}
+
+    def ok(schema: str, text: str) -> dict[str, Any]:
+        return {"200": {"description": text, "content": {"application/json": {"schema": {"$ref": f"#/$defs/{schema}"}}}},
+                "400": {"description": "A bad parameter.", "content": {"application/json": {"schema": {"$ref": "#/$defs/ErrorBody"}}}},
+                "404": {"description": "Unknown game, player, path, or a date not announced yet.", "content": {"application/json": {"schema": {"$ref": "#/$defs/ErrorBody"}}}}}
+
+    paths = {
+        "/api/games": {"get": {"summary": "The games", "operationId": "games", "responses": ok("GamesBody", "Every game with its id, name and summary.")}},
+        "/api/daily": {"get": {"summary": "Daily challenges of a date", "operationId": "daily",
+                               "parameters": [{"name": "date", "in": "query", "required": False, "description": "UTC date (default today).", "schema": {"type": "string", "format": "date"}}, me],
+                               "responses": ok("DailyChallengesBody", "One challenge per game.")}},
+        "/api/leaderboard/{board}/{game}": {"get": {
+            "summary": "One page of a leaderboard", "operationId": "leaderboard",
+            "description": "Boards: `deal` (needs `deal`), `daily` (`date`, default today), `fastest`, `wins`, `win_rate` (`min_games`). Ties are broken by fewer moves, then the earlier finish.",
+            "parameters": [
+                {"name": "board", "in": "path", "required": True, "schema": {"enum": ["deal", "daily", "fastest", "wins", "win_rate"]}},
+                {"name": "game", "in": "path", "required": True, "schema": {"type": "string"}},
+                {"name": "deal", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 0}},
+                {"name": "date", "in": "query", "required": False, "schema": {"type": "string", "format": "date"}},
+                {"name": "min_games", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 10}},
+                {"name": "page", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 1, "default": 1}},
+                {"name": "page_size", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}},
+                me,
+            ],
+            "responses": ok("LeaderboardPageBody", "The page, the board's total and the viewer's own entry.")}},
+        "/api/players/{id}": {"get": {"summary": "A player's profile", "operationId": "player",
+                                      "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "integer", "minimum": 1}}],
+                                      "responses": ok("PlayerProfileBody", "Games played and won per game, best times, daily streak.")}},
+    }
+    doc = {
+        "openapi": "3.1.0",
+        "info": {"title": "solitaire-race HTTP API", "version": "1", "description": "Read-only JSON over HTTP, on the same port as the websocket (see protocol.md). Generated by docs/make_openapi.py."},
+        "paths": paths,
+        "components": {"schemas": schemas},
+    }
+    return rewrite_refs(doc)
+
+
+if __name__ == "__main__":
+    (DOCS / "openapi.json").write_text(json.dumps(build(), indent=2, ensure_ascii=False) + "\n")
+    print("wrote docs/openapi.json")

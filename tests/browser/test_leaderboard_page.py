@@ -1,0 +1,45 @@
+"""The /leaderboard page in a real browser, against the real server and its JSON API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from playwright.async_api import Browser
+
+from solitaire_race.app import App
+
+
+async def test_daily_board_pages_own_row_and_board_switch(app: App, clients: Any, browser: Browser, screenshots: Path) -> None:
+    players = []
+    for i in range(23):  # two pages of 20; everyone resigns at once, so finish order decides
+        client = await clients(f"racer{i:02d}")
+        await client.request({"type": "start_daily", "game": "cruel"})
+        await client.request({"type": "resign"})
+        await client.expect("race_finished")
+        players.append(client)
+    me = players[21].player["id"]
+
+    page = await browser.new_page(viewport={"width": 1100, "height": 900})
+    await page.goto(f"{app.url}leaderboard?game=cruel&me={me}")
+    await page.wait_for_selector("#rows tr.me")
+    names = await page.locator("#rows tr:not(.gap) td:nth-child(2)").all_inner_texts()
+    assert names[:20] == [f"racer{i:02d}" for i in range(20)]
+    assert names[20:] == ["racer21"]  # the viewer's own row, below the page
+    assert await page.locator("#rows tr.me td:first-child").inner_text() == "22"
+    assert "23 players" in await page.locator("#summary").inner_text()
+    await page.screenshot(path=str(screenshots / "leaderboard-daily.png"))
+
+    await page.click("#next-page")
+    await page.wait_for_function("document.querySelector('#page-label').textContent === 'page 2 of 2'")
+    names = await page.locator("#rows tr td:nth-child(2)").all_inner_texts()
+    assert names == ["racer20", "racer21", "racer22"]
+    assert "page=2" in page.url
+
+    await page.click("button[data-board=win_rate]")
+    await page.wait_for_function("document.querySelector('#summary').textContent.includes('win rate')")
+    assert "No results yet" in await page.locator("#rows").inner_text()  # nobody has 10 games
+    await page.fill("#min-games", "1")
+    await page.dispatch_event("#min-games", "change")
+    await page.wait_for_function("document.querySelectorAll('#rows tr:not(.gap)').length === 21")
+    assert await page.locator("#rows tr td:nth-child(3)").first.inner_text() == "0%"
