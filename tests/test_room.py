@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from solitaire_race.engine import get_game
-from solitaire_race.room import Room, RoomError, SaveResults, Send, Status
+from solitaire_race.engine import IllegalMove
+from solitaire_race.room import LogMoves, Room, RoomError, SaveResults, Send, Status
 
 from .support import winnable_deal
 
@@ -189,13 +190,49 @@ def test_disconnected_racer_keeps_clock_and_is_marked_left_after_grace() -> None
     assert {r.player_id: r.outcome for r in results} == {1: "resigned", 2: "left"}
 
 
-def test_interrupt_on_shutdown() -> None:
+def test_moves_are_logged_before_they_are_acknowledged() -> None:
     room, _ = running_room()
-    room.play(1, [WINNING_LINE[0]], now=5.0)
-    e = room.interrupt(now=6.0)
-    results = [x for x in e if isinstance(x, SaveResults)][0].results
-    assert {r.outcome for r in results} == {"interrupted"}
-    assert results[0].player_id == 1 or results[0].home >= results[1].home
+    e = room.play(1, list(WINNING_LINE[:3]) + ["zz"], now=5.0)
+    assert isinstance(e[0], LogMoves) and e[0].player_id == 1
+    assert e[0].entries == tuple((i, "move", WINNING_LINE[i], 1000) for i in range(3))
+    assert isinstance(e[1], Send) and e[1].message["type"] == "move_result"
+    e = room.play(1, ["zz"], now=6.0)  # nothing applied: nothing to log
+    assert not any(isinstance(x, LogMoves) for x in e)
+    e = room.resign(1, now=7.0)
+    assert e[0] == LogMoves(1, ((3, "resign", "", 3000),))
+
+
+def test_restore_rebuilds_the_race_from_its_log() -> None:
+    room, _ = running_room(players=3)
+    effects = []
+    effects += room.play(1, list(WINNING_LINE[:5]), now=5.0)
+    effects += room.play(2, list(WINNING_LINE[:40]), now=6.0)
+    effects += room.play(2, list(WINNING_LINE[40:]), now=8.0)  # won at 4 s
+    effects += room.resign(3, now=9.0)
+    logs: dict[int, list[tuple[int, str, str, int]]] = {1: [], 2: [], 3: []}
+    for effect in effects:  # what the service wrote to the durable log
+        if isinstance(effect, LogMoves):
+            logs[effect.player_id] += effect.entries
+    again = make_room(max_players=3)
+    again.restore(104.0, [(pid, f"p{pid}", logs[pid]) for pid in (1, 2, 3)], now=110.0)
+    assert again.status is Status.RUNNING and again.start_at == 104.0
+    for pid in (1, 2, 3):
+        before, after = room.racers[pid], again.racers[pid]
+        assert (after.state, after.log, after.outcome, after.end_ms, after.events) == (
+            before.state, before.log, before.outcome, before.end_ms, before.events
+        )
+    assert again.racers[2].end_ms == 4000 and again.racers[3].end_ms == 5000
+    assert not again.racers[1].connected and again.racers[1].gone_since == 110.0
+    e = again.play(1, [WINNING_LINE[5]], now=111.0)  # the log continues where it stopped
+    assert e[0] == LogMoves(1, ((5, "move", WINNING_LINE[5], 7000),))
+
+
+def test_restore_refuses_a_log_that_does_not_replay() -> None:
+    room = make_room()
+    with pytest.raises(IllegalMove):
+        room.restore(0.0, [(1, "p1", [(0, "move", "1>1", 10)])], now=1.0)
+    with pytest.raises(ValueError, match="skips"):
+        make_room().restore(0.0, [(1, "p1", [(1, "move", WINNING_LINE[0], 10)])], now=1.0)
 
 
 def test_every_room_error_code_is_a_protocol_error_code() -> None:

@@ -252,23 +252,39 @@ async def test_newer_connection_replaces_the_older(app: App, clients: Any) -> No
     assert (await second.request({"type": "ping"}))["type"] == "pong"
 
 
-async def test_graceful_shutdown_saves_running_races(tmp_path: Path) -> None:
+async def test_graceful_restart_resumes_running_races(tmp_path: Path) -> None:
     app = await App.start(make_config(tmp_path))
     ann, bob = await Client.connect(app), await Client.connect(app)
+    await ann.hello("ann")
+    await bob.hello("bob")
+    code = await make_race(ann, bob)
+    await start(ann, bob)
+    before = await play(ann, list(LINE[:7]))
+    await app.stop()
+    with pytest.raises(ConnectionClosed):
+        await ann.expect("never")
+    assert ann.ws.close_code == 1012 and "reconnect" in (ann.ws.close_reason or "")
+    assert query(app, "SELECT status FROM races WHERE code = ?", code) == [("running",)]
+
+    app = await App.start(make_config(tmp_path))  # same database file
+    back = await Client.connect(app)
     try:
-        await ann.hello("ann")
-        await bob.hello("bob")
-        code = await make_race(ann, bob)
-        await start(ann, bob)
-        await play(ann, list(LINE[:7]))
-        await app.stop()
-        finished = await ann.expect("race_finished")
-        assert {r["outcome"] for r in finished["ranking"]} == {"interrupted"}
+        await back.hello(token=ann.token)
+        await back.request({"type": "join_race", "code": code})
+        resumed = await back.expect("race_started")
+        assert resumed["view"] == before["view"] and resumed["moves"] == 7
+        assert resumed["elapsed_ms"] >= before["elapsed_ms"]  # the race clock kept running
+        rest = await play(back, list(LINE[7:40]))
+        assert rest["applied"] == list(LINE[7:40])
+        won = await play(back, list(LINE[40:]))
+        assert won["outcome"] == "won"
     finally:
-        await ann.close()
-        await bob.close()
-    rows = query(app, "SELECT r.outcome, r.moves FROM results r JOIN races c ON c.id = r.race_id WHERE c.code = ? ORDER BY r.rank", code)
-    assert rows == [("interrupted", 7), ("interrupted", 0)]
+        await back.close()
+        await app.stop()
+    rows = query(app, "SELECT r.outcome FROM results r JOIN races c ON c.id = r.race_id WHERE c.code = ?", code)
+    assert rows == []  # bob has not finished: the race is still running, no results yet
+    logged = query(app, "SELECT count(*) FROM move_log m JOIN races c ON c.id = m.race_id WHERE c.code = ?", code)
+    assert logged == [(len(LINE),)]  # every move once: nothing lost, nothing duplicated
 
 
 async def test_abandoned_lobby_is_removed(app: App, clients: Any) -> None:

@@ -1,8 +1,9 @@
 """Wiring: the one place where the store, the service and the transport are put together.
 
-``App.start(config)`` opens the database (migrating it to the latest schema), starts the
-server and returns once it listens; ``App.stop()`` closes running races with their results
-saved, then the connections, then the database. ``serve(config)`` runs an App until
+``App.start(config)`` opens the database (migrating it to the latest schema), resumes the
+races left running, starts the server and returns once it listens; ``App.stop()`` tells the
+clients to reconnect, closes the connections, then the database (after the last move-log
+commit). Running races stay running: the next start resumes them. ``serve(config)`` runs an App until
 SIGINT/SIGTERM.
 """
 
@@ -43,6 +44,7 @@ class App:
                 store=store, secret=secret, config=config, clock=time.monotonic,
                 wall_clock=wall_clock or (lambda: datetime.now(timezone.utc)),
             )
+            await service.recover()
             server = await transport.start(service, config)
         except BaseException:
             await store.close()
@@ -60,7 +62,7 @@ class App:
         return self.config.public_url.replace("http", "ws", 1) + transport.WS_PATH
 
     async def stop(self) -> None:
-        await self.service.shutdown()  # results first, while clients can still be told
+        await self.service.shutdown()  # tell the clients first, while they are connected
         self.server.close()
         await self.server.wait_closed()
         await self.store.close()
@@ -76,7 +78,7 @@ async def serve(config: Config) -> None:
     try:
         await stop.wait()
     finally:
-        print("shutting down: saving running races...", flush=True)
+        print("shutting down: running races resume at the next start...", flush=True)
         await app.stop()
         print("stopped.", flush=True)
 

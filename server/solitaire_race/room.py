@@ -6,6 +6,8 @@ race and its ranking. It never reads a clock: every input carries ``now`` (secon
 server's monotonic clock), and ``deadline()`` says when the room next wants ``tick``.
 
 Every method returns a list of effects for the caller to carry out, in order:
+- ``LogMoves(player_id, entries)``: append to the durable move log; it always comes before
+  the messages that acknowledge those moves, so nothing acknowledged can be lost;
 - ``Send(to, message)``: a protocol message (a dict) for some players;
 - ``SaveResults(results)``: the race is over; persist these results, then call
   ``results_saved()``, which announces the ranking. So nothing is announced before the
@@ -76,7 +78,13 @@ class SaveResults:
     results: tuple[Result, ...]
 
 
-Effect = Send | SaveResults
+@dataclass(frozen=True, slots=True)
+class LogMoves:
+    player_id: int
+    entries: tuple[tuple[int, str, str, int], ...]  # (seq, kind, text, at_ms)
+
+
+Effect = Send | SaveResults | LogMoves
 
 
 @dataclass(slots=True)
@@ -90,6 +98,12 @@ class Racer:
     outcome: str | None = None  # set when this racer's game is over
     end_ms: int | None = None
     gone_since: float | None = None  # disconnected mid-race at this time
+    events: int = 0  # entries in this racer's durable log (the next seq)
+
+    def record(self, kind: str, text: str, at_ms: int, count: int = 1) -> tuple[int, str, str, int]:
+        entry = (self.events, kind, text, at_ms)
+        self.events += count
+        return entry
 
     @property
     def done(self) -> bool:
@@ -225,19 +239,11 @@ class Room:
         for racer in self.racers.values():
             if racer.gone_since is not None and now >= racer.gone_since + self.leave_grace_s:
                 self._end(racer, "left", now)
+                effects.append(LogMoves(racer.id, (racer.record("left", "", racer.end_ms or 0),)))
                 effects.append(self._to_all(self._progress(racer)))
         if self._all_done():
             effects += self._close()
         return effects
-
-    def interrupt(self, now: float) -> list[Effect]:
-        """The server is shutting down: end the race here, with the results so far."""
-        if self.status is not Status.RUNNING:
-            return []
-        for racer in self.racers.values():
-            if not racer.done:
-                self._end(racer, "interrupted", now)
-        return self._close()
 
     def _go(self, now: float) -> list[Effect]:
         self.status = Status.RUNNING
@@ -272,6 +278,35 @@ class Room:
             return [Send((racer.id,), self._finished_message())]
         return []
 
+    def restore(
+        self, start_at: float, racers: Sequence[tuple[int, str, Sequence[tuple[int, str, str, int]]]], now: float
+    ) -> None:
+        """Rebuild a running race from its durable log (after a crash or a restart).
+
+        Every logged move is replayed through the engine, so a log that does not replay is
+        refused (``IllegalMove``) rather than trusted. Racers come back disconnected: their
+        grace period starts now."""
+        self.status = Status.RUNNING
+        self.start_at = start_at
+        first = self.game.deal(self.deal_number, self._secret)
+        for pid, name, entries in racers:
+            racer = Racer(pid, name, connected=False, state=first)
+            for seq, kind, text, at_ms in entries:
+                if seq != racer.events:
+                    raise ValueError(f"race {self.code}: player {pid}'s log skips from {racer.events} to {seq}")
+                racer.record(kind, text, at_ms)
+                if kind == "move":
+                    racer.state = self.game.apply(racer.state, self.game.parse_move(text))
+                    racer.log.append(text)
+                    outcome = self.game.outcome(racer.state)
+                    if outcome is not Outcome.PLAYING:
+                        racer.outcome, racer.end_ms = ("won" if outcome is Outcome.WON else "stuck"), at_ms
+                else:  # resign / left
+                    racer.outcome, racer.end_ms = ("resigned" if kind == "resign" else "left"), at_ms
+            if not racer.done:
+                racer.gone_since = now
+            self.racers[pid] = racer
+
     # --- playing -------------------------------------------------------------------
     def play(self, player_id: int, texts: Sequence[str], now: float) -> list[Effect]:
         """Apply the racer's moves in order, stopping at the first illegal one."""
@@ -303,6 +338,10 @@ class Room:
         elif outcome is Outcome.STUCK:
             self._end(racer, "stuck", now)
         progress = game.progress(state)
+        at_ms = self._elapsed_ms(now)
+        effects: list[Effect] = []
+        if applied:
+            effects.append(LogMoves(racer.id, tuple(racer.record("move", text, at_ms) for text in applied)))
         reply: dict[str, Any] = {
             "type": "move_result",
             "applied": applied,
@@ -311,9 +350,9 @@ class Room:
             "progress": progress.to_json(),
             "moves": len(racer.log),
             "outcome": racer.outcome or Outcome.PLAYING.value,
-            "elapsed_ms": self._elapsed_ms(now),
+            "elapsed_ms": at_ms,
         }
-        effects: list[Effect] = [Send((racer.id,), reply)]
+        effects.append(Send((racer.id,), reply))
         if applied:
             effects.append(self._to_others(racer.id, self._progress(racer)))
         if self._all_done():
@@ -327,7 +366,8 @@ class Room:
         if racer.done:
             raise RoomError("game_over", f"your game is over ({racer.outcome})")
         self._end(racer, "resigned", now)
-        effects: list[Effect] = [self._to_all(self._progress(racer))]
+        effects: list[Effect] = [LogMoves(racer.id, (racer.record("resign", "", racer.end_ms or 0),))]
+        effects.append(self._to_all(self._progress(racer)))
         if self._all_done():
             effects += self._close()
         return effects

@@ -20,7 +20,7 @@ from . import protocol as p
 from .config import Config
 from .daily import daily_deal_number, parse_day, streak, utc_day
 from .engine import Game, all_games
-from .room import Room, RoomError, SaveResults, Send, Status
+from .room import LogMoves, Room, RoomError, SaveResults, Send, Status
 from .store import (
     CodeTaken,
     DailyChallengeRecord,
@@ -409,12 +409,15 @@ class RaceService:
                             message = {**message, "id": pending_reply[1]}
                         pending_reply = None
                     session.peer.send(message)
+            elif isinstance(effect, LogMoves):
+                # Durable before any message below acknowledges these moves.
+                await self.store.log_moves(room.race_id, effect.player_id, effect.entries)
             elif isinstance(effect, SaveResults):
                 await self._save_results(room, effect)
                 await self._run(room, room.results_saved())
         if room.status is Status.RUNNING and room.race_id not in self._started:
             self._started.add(room.race_id)
-            await self.store.mark_race_started(room.race_id, self.wall_clock())
+            await self.store.mark_race_started(room.race_id, self.wall_clock(), list(room.racers))
         self._schedule(room)
         if room.status is Status.FINISHED and not room.racers and self.rooms.get(room.code) is room:
             await self.store.abandon_race(room.race_id)  # everyone left the lobby
@@ -482,13 +485,42 @@ class RaceService:
             raise p.ProtocolError(p.ErrorCode.NOT_IN_RACE, "you are not in a race: create or join one")
         return session.room
 
-    # --- shutdown ------------------------------------------------------------------
+    # --- restart -------------------------------------------------------------------
+    async def recover(self) -> None:
+        """Rebuild every race left running by a crash or a restart, from its move log.
+
+        The race clock kept running while the server was down: a race's start is placed on
+        this process's clock from its stored start time. Lobbies do not survive a restart
+        (nobody is connected to them any more); they are removed."""
+        now, wall = self.clock(), self.wall_clock()
+        for lobby in await self.store.open_races():
+            await self.store.abandon_race(lobby.id)
+        for saved in await self.store.running_races():
+            race = saved.race
+            game = self.games.get(race.game)
+            if game is None or race.started_at is None:
+                log.error("cannot resume race %s: unknown game %r", race.code, race.game)
+                continue
+            daily = None
+            if race.kind == "daily" and race.daily_date:
+                challenge = await self.store.daily_challenge(race.game, race.daily_date, race.deal_number, wall)
+                daily = {"date": race.daily_date, "ranked": saved.daily_ranked, "par": challenge.par}
+            room = self._new_room(race, game, race.time_limit_s, daily)
+            names = dict(saved.players)
+            start_at = now - (wall - race.started_at).total_seconds()
+            room.restore(start_at, [(pid, names[pid], saved.logs.get(pid, ())) for pid in names], now)
+            self._started.add(race.id)
+            if daily is not None:
+                self._daily_rooms[(race.created_by, race.game, race.daily_date)] = room  # type: ignore[index]
+            log.info("resumed race %s (%s, %d racers)", race.code, race.game, len(names))
+            await self._run(room, room.tick(now))  # closes it at once if its time ran out
+
     async def shutdown(self) -> None:
-        """Close every running race with the results so far, saved before anyone is told."""
-        now = self.clock()
-        for room in list(self.rooms.values()):
-            if room.status is Status.RUNNING:
-                await self._run(room, room.interrupt(now))
+        """Stop: every acknowledged move is already durable; tell the clients to come back.
+
+        Races stay running in the database and resume when the server starts again."""
+        for session in list(self.online.values()):
+            session.peer.close(1012, "server restarting: reconnect to resume your race")
         for _, task in list(self._timers.values()):
             task.cancel()
         self._timers.clear()

@@ -145,6 +145,29 @@ class Result(Base):
     sort_primary: Mapped[int] = mapped_column(server_default="0")  # won: time_ms; else cards left
 
 
+class RaceEntry(Base):
+    """Who races in a race, written when it starts (crash recovery rebuilds rooms from it)."""
+
+    __tablename__ = "race_entries"
+
+    race_id: Mapped[int] = mapped_column(ForeignKey("races.id"), primary_key=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"), primary_key=True)
+
+
+class MoveLog(Base):
+    """Every accepted move (and resignation), appended before it is acknowledged."""
+
+    __tablename__ = "move_log"
+    __table_args__ = (CheckConstraint("kind IN ('move', 'resign', 'left')", name="kind"),)
+
+    race_id: Mapped[int] = mapped_column(ForeignKey("races.id"), primary_key=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"), primary_key=True)
+    seq: Mapped[int] = mapped_column(primary_key=True)  # 0, 1, 2 ... per player and race
+    kind: Mapped[str] = mapped_column(String(8))
+    text: Mapped[str] = mapped_column(String(64))  # the move in the game's notation
+    at_ms: Mapped[int]  # server time since the race's start
+
+
 class DailyChallenge(Base):
     """The deal of one game on one UTC day, the same for every server sharing the database."""
 

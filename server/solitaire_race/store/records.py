@@ -18,7 +18,8 @@ Outcome = Literal["won", "stuck", "resigned", "timeout", "left", "interrupted"]
 # because a migration must keep describing the schema as it was when it was written.
 RACE_STATUSES: Final[tuple[RaceStatus, ...]] = ("open", "running", "finished")
 RACE_KINDS: Final[tuple[str, ...]] = ("race", "daily")
-# "interrupted": the server shut down mid-race and ended it there (Room.interrupt).
+# "interrupted": reserved, no longer written: races now survive restarts (move_log) instead
+# of being ended when the server stops.
 OUTCOMES: Final[tuple[Outcome, ...]] = (
     "won",
     "stuck",
@@ -53,6 +54,8 @@ class RaceRecord:
     finished_at: datetime | None
     status: RaceStatus
     time_limit_s: int
+    kind: str = "race"  # race | daily
+    daily_date: str | None = None  # ISO date of a daily challenge attempt
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,3 +136,13 @@ class ProfileRecord:
     player: PlayerRecord
     games: tuple[GameStatsRecord, ...]
     daily_dates: tuple[str, ...]  # dates with a ranked daily attempt, newest first (≤ 400)
+
+
+@dataclass(frozen=True, slots=True)
+class RunningRaceRecord:
+    """A race left running when the server stopped: enough to rebuild its room."""
+
+    race: RaceRecord
+    players: tuple[tuple[int, str], ...]  # (player id, name), from race_entries
+    logs: dict[int, tuple[tuple[int, str, str, int], ...]]  # player -> (seq, kind, text, at_ms)
+    daily_ranked: bool  # a ranked daily attempt

@@ -24,13 +24,15 @@ from sqlalchemy.pool import ConnectionPoolEntry
 
 from .migrate import upgrade_to_head
 from . import boards
-from .models import DailyAttempt, DailyChallenge, Player, PlayerStats, Race, Result, Setting
+from .group_commit import GroupCommitter
+from .models import DailyAttempt, DailyChallenge, MoveLog, Player, PlayerStats, Race, RaceEntry, Result, Setting
 from .records import (
     CODE_MAX_LENGTH,
     DailyChallengeRecord,
     GameStatsRecord,
     LeaderboardPage,
     ProfileRecord,
+    RunningRaceRecord,
     NAME_MAX_LENGTH,
     OUTCOMES,
     PlayerRecord,
@@ -182,6 +184,8 @@ def _race_record(row: Race) -> RaceRecord:
         finished_at=row.finished_at,
         status=status,
         time_limit_s=row.time_limit_s,
+        kind=row.kind,
+        daily_date=row.daily_date,
     )
 
 
@@ -236,6 +240,12 @@ class Store:
         self._engine = engine
         # expire_on_commit=False: rows are turned into records after commit.
         self._sessions = async_sessionmaker(engine, expire_on_commit=False)
+        self._move_log = GroupCommitter(engine, MoveLog.__table__, self._observe_commit)  # type: ignore[arg-type]
+        self.commit_observer: Any = None  # called with (rows, seconds) after each move-log commit
+
+    def _observe_commit(self, rows: int, seconds: float) -> None:
+        if self.commit_observer is not None:
+            self.commit_observer(rows, seconds)
 
     @classmethod
     async def open(cls, url: str) -> Self:
@@ -250,6 +260,7 @@ class Store:
         return cls(engine)
 
     async def close(self) -> None:
+        await self._move_log.drain()
         await self._engine.dispose()
 
     async def __aenter__(self) -> Self:
@@ -371,8 +382,9 @@ class Store:
             row = await session.scalar(select(Race).where(Race.code == code))
             return None if row is None else _race_record(row)
 
-    async def mark_race_started(self, race_id: int, started_at: datetime) -> None:
-        """'open' -> 'running'. Raises NotFound, or RaceStateError if it isn't open."""
+    async def mark_race_started(self, race_id: int, started_at: datetime, player_ids: Sequence[int] = ()) -> None:
+        """'open' -> 'running', recording who races. Raises NotFound, or RaceStateError if
+        it isn't open."""
         statement = (
             update(Race)
             .where(Race.id == race_id, Race.status == "open")
@@ -380,9 +392,53 @@ class Store:
         )
         async with self._sessions() as session:
             result = await session.execute(statement)
+            if result.rowcount == 0:  # type: ignore[attr-defined]
+                await session.rollback()
+                await self._raise_wrong_state(race_id, "open")
+            if player_ids:
+                await session.execute(insert(RaceEntry), [{"race_id": race_id, "player_id": p} for p in player_ids])
             await session.commit()
-        if result.rowcount == 0:  # type: ignore[attr-defined]
-            await self._raise_wrong_state(race_id, "open")
+
+    # --- the move log -----------------------------------------------------------------
+
+    async def log_moves(self, race_id: int, player_id: int, entries: Sequence[tuple[int, str, str, int]]) -> None:
+        """Append (seq, kind, text, at_ms) entries; returns once they are committed.
+
+        Concurrent calls share commits (``group_commit``)."""
+        await self._move_log.append(
+            [{"race_id": race_id, "player_id": player_id, "seq": seq, "kind": kind, "text": text, "at_ms": at_ms}
+             for seq, kind, text, at_ms in entries]
+        )
+
+    async def running_races(self) -> list[RunningRaceRecord]:
+        """Every race left running (by a crash or a restart), with its racers and logs."""
+        async with self._sessions() as session:
+            races = list(await session.scalars(select(Race).where(Race.status == "running").order_by(Race.id)))
+            out = []
+            for race in races:
+                players = (
+                    await session.execute(
+                        select(Player.id, Player.name).join(RaceEntry, RaceEntry.player_id == Player.id)
+                        .where(RaceEntry.race_id == race.id).order_by(Player.id)
+                    )
+                ).all()
+                log: dict[int, list[tuple[int, str, str, int]]] = {pid: [] for pid, _ in players}
+                for row in await session.scalars(select(MoveLog).where(MoveLog.race_id == race.id).order_by(MoveLog.player_id, MoveLog.seq)):
+                    log.setdefault(row.player_id, []).append((row.seq, row.kind, row.text, row.at_ms))
+                ranked = await session.scalar(select(DailyAttempt.date).where(DailyAttempt.race_id == race.id))
+                out.append(
+                    RunningRaceRecord(
+                        race=_race_record(race),
+                        players=tuple((pid, name) for pid, name in players),
+                        logs={pid: tuple(entries) for pid, entries in log.items()},
+                        daily_ranked=ranked is not None,
+                    )
+                )
+            return out
+
+    async def open_races(self) -> list[RaceRecord]:
+        async with self._sessions() as session:
+            return [_race_record(r) for r in await session.scalars(select(Race).where(Race.status == "open"))]
 
     async def finish_race(
         self, race_id: int, finished_at: datetime, results: Sequence[ResultRecord]
