@@ -244,3 +244,23 @@ def test_every_room_error_code_is_a_protocol_error_code() -> None:
 
     codes = set(re.findall(r'RoomError\(\s*"([a-z_]+)"', inspect.getsource(room)))
     assert codes and codes <= {c.value for c in protocol.ErrorCode}
+
+
+def test_results_are_replayed_before_they_are_saved() -> None:
+    import dataclasses
+
+    room, _ = running_room()
+    room.play(1, list(WINNING_LINE[:40]), now=5.0)
+    room.play(1, list(WINNING_LINE[40:]), now=6.0)
+    e = room.resign(2, now=7.0)
+    results = [x for x in e if isinstance(x, SaveResults)][0].results
+    room.verify(results)  # the honest results replay
+    won = results[0]
+    for forged in (
+        dataclasses.replace(won, move_log=won.move_log[:-1]),  # a move missing: not won
+        dataclasses.replace(won, move_log=("1>1",) + won.move_log),  # an illegal move
+        dataclasses.replace(won, moves=won.moves - 3),  # a count that does not match
+        dataclasses.replace(results[1], outcome="won"),  # a claimed win with no moves
+    ):
+        with pytest.raises(ValueError):
+            room.verify([forged])

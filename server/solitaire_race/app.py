@@ -21,6 +21,7 @@ from websockets.asyncio.server import Server
 
 from . import transport
 from .config import Config
+from .observe import Metrics
 from .service import RaceService
 from .store import Store
 
@@ -40,9 +41,11 @@ class App:
         store = await Store.open(config.db_url)
         try:
             secret = config.secret.encode("utf-8") if config.secret else await store.deal_secret()
+            metrics = Metrics()
+            store.commit_observer = metrics.observe_commit
             service = RaceService(
                 store=store, secret=secret, config=config, clock=time.monotonic,
-                wall_clock=wall_clock or (lambda: datetime.now(timezone.utc)),
+                wall_clock=wall_clock or (lambda: datetime.now(timezone.utc)), metrics=metrics,
             )
             await service.recover()
             server = await transport.start(service, config)

@@ -96,7 +96,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from .app import configure, serve
     from .config import Config
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    from .observe import configure_logging
+
+    configure_logging(logging.INFO)  # one JSON object per line on stderr
     config = configure(
         Config(),
         host=args.host,
@@ -229,7 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
     bot.add_argument("--server", default=default_server, help=server_help)
     bot.add_argument("--join", metavar="CODE", help="join this race and get ready (default: the bots create a race of their own and play it)")
     bot.add_argument("--count", type=int, default=1, help="how many bots, 1-8 (default 1)")
-    bot.add_argument("--speed", type=float, default=2.0, metavar="MOVES_PER_S", help="moves per second per bot (default 2; 0: as fast as the server answers)")
+    bot.add_argument("--speed", type=float, default=2.0, metavar="MOVES_PER_S", help="moves per second per bot (default 2; 0: as fast as the server allows)")
     bot.add_argument("--game", default="cruel", help="without --join: the game (default cruel)")
     bot.add_argument("--deal", type=int, help="without --join: the deal number (default random)")
     bot.add_argument("--time-limit", type=int, metavar="SECONDS", help="without --join: the race's time limit")

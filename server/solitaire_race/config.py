@@ -26,6 +26,14 @@ class Config:
     max_players: int = 8
     leave_grace_s: float = 60.0
     max_frame_bytes: int = 64 * 1024  # hard cap: bigger frames close the connection (1009)
+    # Abuse limits (docs/operations.md)
+    rate_per_s: float = 20.0  # messages per second per connection, sustained...
+    rate_burst: int = 40  # ...with bursts up to this many
+    abuse_limit: int = 100  # refused messages in a row before the connection is closed
+    max_rooms_per_player: int = 3  # unfinished races a player has created
+    idle_timeout_s: float = 1800.0  # a connection that sends nothing this long is closed
+    max_send_buffer: int = 1024 * 1024  # bytes queued for a client that does not read
+    socket_send_buffer: int = 0  # SO_SNDBUF per connection; 0 keeps the kernel's autotuning
 
     def with_public_url(self, port: int) -> "Config":
         """Fill ``public_url`` from the port actually bound (port 0 picks a free one)."""

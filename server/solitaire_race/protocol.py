@@ -47,6 +47,8 @@ class ErrorCode(str, enum.Enum):
     BAD_NOTATION = "bad_notation"
     REPLACED = "replaced"
     BAD_REQUEST = "bad_request"
+    RATE_LIMITED = "rate_limited"
+    TOO_MANY_ROOMS = "too_many_rooms"
     NOT_FOUND = "not_found"
     INTERNAL_ERROR = "internal_error"
 
@@ -196,6 +198,24 @@ def _explain(frame: str, detail: str) -> ProtocolError:
         known = ", ".join(sorted(REQUEST_TYPES))
         return ProtocolError(ErrorCode.UNKNOWN_TYPE, f"unknown message type {kind[:40]!r}; known: {known}", rid)
     return ProtocolError(ErrorCode.BAD_MESSAGE, f"bad {kind} message: {detail}", rid)
+
+
+class _IdOnly(msgspec.Struct):
+    id: Any = None
+
+
+_id_decoder = msgspec.json.Decoder(_IdOnly)
+
+
+def peek_id(frame: str | bytes) -> Any:
+    """The request id of a frame that will not be served (e.g. rate-limited), if readable."""
+    if len(frame) > MAX_FRAME_BYTES:
+        return None
+    try:
+        rid = _id_decoder.decode(frame).id
+    except (msgspec.MsgspecError, UnicodeDecodeError):
+        return None
+    return rid if _valid_id(rid) else None
 
 
 def _valid_id(rid: Any) -> bool:

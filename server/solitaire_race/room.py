@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .engine import Game, IllegalMove, NotationError, Outcome
+from .engine import Game, IllegalMove, NotationError, Outcome, ReplayError, replay
 
 
 class Status(str, enum.Enum):
@@ -136,7 +136,8 @@ class Room:
         self.game = game
         self.deal_number = deal_number
         self.private = private
-        self.creator_id = creator_id
+        self.creator_id = creator_id  # may pass to another player if the creator leaves
+        self.created_by = creator_id
         self.time_limit_s = time_limit_s
         self.countdown_s = countdown_s
         self.max_players = max_players
@@ -403,6 +404,19 @@ class Room:
         self.status = Status.CLOSING
         self.results = self.ranking()
         return [SaveResults(self.results)]
+
+    def verify(self, results: Sequence[Result]) -> None:
+        """Replay every result's move log from the deal: a log that does not replay, or
+        that contradicts its result, never enters the leaderboards (raises ValueError)."""
+        first = self.game.deal(self.deal_number, self._secret)
+        for r in results:
+            try:
+                state, applied = replay(self.game, first, r.move_log)
+            except ReplayError as exc:
+                raise ValueError(f"race {self.code}: player {r.player_id}'s log does not replay: {exc}") from None
+            won = self.game.outcome(state) is Outcome.WON
+            if applied != r.moves or self.game.progress(state).home != r.home or won != (r.outcome == "won"):
+                raise ValueError(f"race {self.code}: player {r.player_id}'s result contradicts its log")
 
     def results_saved(self) -> list[Effect]:
         """The store has committed the results: now the ranking may be announced."""

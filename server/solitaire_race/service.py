@@ -12,7 +12,7 @@ import asyncio
 import logging
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from typing import Any, Protocol
 
@@ -20,6 +20,7 @@ from . import protocol as p
 from .config import Config
 from .daily import daily_deal_number, parse_day, streak, utc_day
 from .engine import Game, all_games
+from .observe import Metrics, event
 from .room import LogMoves, Room, RoomError, SaveResults, Send, Status
 from .store import (
     CodeTaken,
@@ -47,15 +48,34 @@ class Peer(Protocol):
     def close(self, code: int, reason: str) -> None: ...
 
 
+class TokenBucket:
+    """``rate`` tokens per second, holding at most ``burst``: the per-connection rate limit."""
+
+    __slots__ = ("rate", "burst", "tokens", "stamp")
+
+    def __init__(self, rate: float, burst: int, now: float) -> None:
+        self.rate, self.burst, self.tokens, self.stamp = rate, burst, float(burst), now
+
+    def allow(self, now: float) -> bool:
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False
+
+
 @dataclass(eq=False)
 class Session:
     """One connection's view of who it is and which race it is in."""
 
     peer: Peer
+    bucket: TokenBucket
+    id: int = 0
     player: PlayerRecord | None = None
     room: Room | None = None
     closed: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
+    refused: int = 0  # messages refused by the rate limit in a row
 
 
 def new_join_code() -> str:
@@ -75,6 +95,7 @@ class RaceService:
         config: Config,
         clock: Callable[[], float],
         wall_clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+        metrics: Metrics | None = None,
     ) -> None:
         self.store = store
         self.secret = secret
@@ -82,6 +103,9 @@ class RaceService:
         self.clock = clock
         self.wall_clock = wall_clock
         self.games = all_games()
+        self.metrics = metrics or Metrics()
+        self.sessions = 0  # open connections
+        self._next_session = 0
         self.rooms: dict[str, Room] = {}
         self.online: dict[int, Session] = {}  # player id -> its current session
         self._timers: dict[str, tuple[float, asyncio.Task[None]]] = {}
@@ -104,13 +128,46 @@ class RaceService:
             p.Profile: self._profile,
         }
         self._daily_rooms: dict[tuple[int, str, str], Room] = {}  # (player, game, date)
+        self._install_gauges()
 
     # --- connections ---------------------------------------------------------------
     def connect(self, peer: Peer) -> Session:
-        return Session(peer)
+        self.sessions += 1
+        self._next_session += 1
+        session = Session(peer, TokenBucket(self.config.rate_per_s, self.config.rate_burst, self.clock()), self._next_session)
+        event(log, "connected", conn=session.id)
+        return session
+
+    def _install_gauges(self) -> None:
+        self.metrics.gauge("solitaire_connections", "Open websocket connections.", lambda: [({}, self.sessions)])
+        self.metrics.gauge("solitaire_players_online", "Identified players connected.", lambda: [({}, len(self.online))])
+
+        def races() -> list[tuple[dict[str, str], float]]:
+            counts = {s.value: 0 for s in Status}
+            for room in self.rooms.values():
+                counts[room.status.value] += 1
+            return [({"status": k}, v) for k, v in counts.items()]
+
+        self.metrics.gauge("solitaire_races", "Races in memory, by status.", races)
+
+    def _send_error(self, session: Session, code: p.ErrorCode | str, message: str, request_id: Any) -> None:
+        self.metrics.inc("solitaire_errors_total", code=p.ErrorCode(code).value)
+        session.peer.send(p.error(code, message, request_id))
 
     async def handle(self, session: Session, frame: str | bytes) -> None:
         """Serve one frame. Every failure becomes an error message; nothing escapes."""
+        self.metrics.inc("solitaire_messages_total")
+        if not session.bucket.allow(self.clock()):
+            session.refused += 1
+            self._send_error(
+                session, p.ErrorCode.RATE_LIMITED,
+                f"slow down: at most {self.config.rate_per_s:g} messages per second", p.peek_id(frame),
+            )
+            if session.refused >= self.config.abuse_limit:
+                event(log, "abusive_connection_closed", logging.WARNING, conn=session.id, player=session.player.id if session.player else None)
+                session.peer.close(1008, "too many messages")
+            return
+        session.refused = 0
         request_id = None
         try:
             request = p.decode(frame)
@@ -119,16 +176,20 @@ class RaceService:
                 raise p.ProtocolError(p.ErrorCode.NOT_IDENTIFIED, "say hello first")
             await self._handlers[type(request)](session, request)
         except p.ProtocolError as exc:
-            session.peer.send(p.error(exc.code, exc.message, exc.request_id if request_id is None else request_id))
+            self._send_error(session, exc.code, exc.message, exc.request_id if request_id is None else request_id)
         except RoomError as exc:
-            session.peer.send(p.error(exc.code, exc.message, request_id))
+            self._send_error(session, exc.code, exc.message, request_id)
         except Exception:
-            log.exception("internal error serving a %s message", type(frame).__name__)
-            session.peer.send(p.error(p.ErrorCode.INTERNAL_ERROR, "internal server error", request_id))
+            log.exception("internal error serving a %s message", type(frame).__name__,
+                          extra={"fields": {"event": "internal_error", "conn": session.id}})
+            self._send_error(session, p.ErrorCode.INTERNAL_ERROR, "internal server error", request_id)
 
     async def disconnect(self, session: Session) -> None:
         session.closed = True
+        self.sessions -= 1
         player = session.player
+        event(log, "disconnected", conn=session.id, player=player.id if player else None,
+              race=session.room.race_id if session.room else None)
         if player is None or self.online.get(player.id) is not session:
             return  # never identified, or replaced by a newer connection
         del self.online[player.id]
@@ -167,6 +228,7 @@ class RaceService:
             del self.online[player.id]
         session.player = player
         self.online[player.id] = session
+        event(log, "identified", conn=session.id, player=player.id, new=token is not None)
         welcome: dict[str, Any] = {"type": "welcome", "id": req.id, "player": {"id": player.id, "name": player.name}}
         if token is not None:
             welcome["token"] = token
@@ -195,6 +257,11 @@ class RaceService:
         if session.room is not None:
             raise p.ProtocolError(p.ErrorCode.ALREADY_IN_RACE, f"leave race {session.room.code} first")
         game = self._game(req.game)
+        owned = sum(1 for r in self.rooms.values() if r.created_by == player.id and r.status is not Status.FINISHED)
+        if owned >= self.config.max_rooms_per_player:
+            raise p.ProtocolError(
+                p.ErrorCode.TOO_MANY_ROOMS, f"you already have {owned} unfinished races (at most {self.config.max_rooms_per_player})"
+            )
         deal = req.deal if req.deal is not None else secrets.randbelow(1_000_000_000)
         if deal == (await self.challenge(game.id, self.today())).deal_number:
             # Practising today's daily in a private race would make its ranking unfair.
@@ -234,6 +301,8 @@ class RaceService:
             daily=daily,
         )
         self.rooms[record.code] = room
+        event(log, "race_created", race=record.id, code=record.code, game=game.id, deal=record.deal_number,
+              player=record.created_by, daily=daily["date"] if daily else None)
         return room
 
     def _game(self, game_id: str) -> Game[Any]:
@@ -279,7 +348,12 @@ class RaceService:
     # --- racing --------------------------------------------------------------------
     async def _move(self, session: Session, req: p.Move) -> None:
         room, player = self._room(session), self._player(session)
-        await self._run(room, room.play(player.id, req.moves, self.clock()), reply=(player.id, req.id))
+        effects = room.play(player.id, req.moves, self.clock())
+        reply = next(e.message for e in effects if isinstance(e, Send) and e.message["type"] == "move_result")
+        self.metrics.inc("solitaire_moves_total", len(reply["applied"]))
+        if reply["rejected"]:
+            self.metrics.inc("solitaire_moves_rejected_total")
+        await self._run(room, effects, reply=(player.id, req.id))
 
     async def _resign(self, session: Session, req: p.Resign) -> None:
         room, player = self._room(session), self._player(session)
@@ -418,6 +492,7 @@ class RaceService:
         if room.status is Status.RUNNING and room.race_id not in self._started:
             self._started.add(room.race_id)
             await self.store.mark_race_started(room.race_id, self.wall_clock(), list(room.racers))
+            event(log, "race_started", race=room.race_id, code=room.code, players=list(room.racers))
         self._schedule(room)
         if room.status is Status.FINISHED and not room.racers and self.rooms.get(room.code) is room:
             await self.store.abandon_race(room.race_id)  # everyone left the lobby
@@ -425,6 +500,7 @@ class RaceService:
             self._forget(room)
 
     async def _save_results(self, room: Room, effect: SaveResults) -> None:
+        room.verify(effect.results)  # re-validated by replay before it can reach a leaderboard
         finished_at = self.wall_clock()
         records = [
             ResultRecord(
@@ -437,6 +513,9 @@ class RaceService:
         for attempt in range(5):
             try:
                 await self.store.finish_race(room.race_id, finished_at, records)
+                self.metrics.inc("solitaire_races_finished_total")
+                event(log, "race_finished", race=room.race_id, code=room.code,
+                      ranking=[(r.player_id, r.outcome, r.time_ms) for r in effect.results])
                 return
             except Exception:
                 log.exception("saving results of race %s failed (attempt %d)", room.code, attempt + 1)
@@ -512,7 +591,7 @@ class RaceService:
             self._started.add(race.id)
             if daily is not None:
                 self._daily_rooms[(race.created_by, race.game, race.daily_date)] = room  # type: ignore[index]
-            log.info("resumed race %s (%s, %d racers)", race.code, race.game, len(names))
+            event(log, "race_resumed", race=race.id, code=race.code, game=race.game, players=list(names))
             await self._run(room, room.tick(now))  # closes it at once if its time ran out
 
     async def shutdown(self) -> None:

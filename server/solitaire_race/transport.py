@@ -2,16 +2,19 @@
 
 One port serves both: websocket connections at ``/ws`` (each frame handed to the
 ``RaceService``), and plain HTTP through the server's ``process_request`` hook: ``/healthz``,
-the JSON API under ``/api/`` (``http_api``), and the static browser client under
+the JSON API under ``/api/`` (``http_api``), ``/metrics`` (Prometheus text), and the static browser client under
 ``client/web/`` (``/`` and ``/join/<code>`` serve its ``index.html``, ``/leaderboard`` its
 ``leaderboard.html``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import mimetypes
+import socket
+from collections.abc import Callable
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
@@ -32,19 +35,27 @@ WS_PATH = "/ws"
 
 class WebSocketPeer:
     """A ``Peer`` over a websockets connection. Sends never block: ``broadcast`` writes
-    straight to the transport, so one slow client cannot hold up a room."""
+    straight to the transport, so one slow client cannot hold up a room. A client that
+    stops reading is dropped once ``max_buffer`` bytes wait for it (it may reconnect)."""
 
-    __slots__ = ("connection",)
+    __slots__ = ("connection", "max_buffer", "on_drop")
 
-    def __init__(self, connection: ServerConnection) -> None:
+    def __init__(self, connection: ServerConnection, max_buffer: int, on_drop: Callable[[], None]) -> None:
         self.connection = connection
+        self.max_buffer = max_buffer
+        self.on_drop = on_drop
 
     def send(self, message: dict[str, Any]) -> None:
+        transport = self.connection.transport
+        if transport.is_closing():
+            return
+        if transport.get_write_buffer_size() > self.max_buffer:
+            self.on_drop()
+            transport.abort()  # no close frame could get through a full buffer anyway
+            return
         broadcast((self.connection,), protocol.encode(message), text=True)
 
     def close(self, code: int, reason: str) -> None:
-        import asyncio
-
         asyncio.get_running_loop().create_task(self.connection.close(code, reason))
 
 
@@ -63,6 +74,9 @@ class HttpSite:
             return None  # let the websocket handshake proceed
         if path == "/healthz":
             return self._response(HTTPStatus.OK, b"ok\n", "text/plain; charset=utf-8")
+        if path == "/metrics":
+            body = self.service.metrics.render().encode("utf-8")
+            return self._response(HTTPStatus.OK, body, "text/plain; version=0.0.4; charset=utf-8")
         if path.startswith("/api/"):
             status, data = await http_api.handle(self.service, path, query)
             body = json.dumps(data, ensure_ascii=False).encode("utf-8")
@@ -92,10 +106,23 @@ class HttpSite:
 async def start(service: RaceService, config: Config) -> Server:
     """Start serving; the caller closes the returned server."""
 
+    def dropped() -> None:
+        service.metrics.inc("solitaire_slow_clients_dropped_total")
+        log.warning("dropped a client that does not read", extra={"fields": {"event": "slow_client_dropped"}})
+
     async def handler(connection: ServerConnection) -> None:
-        session = service.connect(WebSocketPeer(connection))
+        if config.socket_send_buffer:
+            sock = connection.transport.get_extra_info("socket")
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, config.socket_send_buffer)
+        session = service.connect(WebSocketPeer(connection, config.max_send_buffer, dropped))
         try:
-            async for frame in connection:
+            while True:
+                try:
+                    async with asyncio.timeout(config.idle_timeout_s):
+                        frame = await connection.recv()
+                except TimeoutError:
+                    await connection.close(4002, "idle for too long")
+                    break
                 await service.handle(session, frame)
         except ConnectionClosed:
             pass

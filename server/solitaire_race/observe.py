@@ -1,0 +1,123 @@
+"""Observability: the metrics served at /metrics and one-JSON-object-per-line logs.
+
+Metrics are a handful of counters, gauges and one histogram rendered in the Prometheus
+text format (version 0.0.4); a few dozen lines here beat a dependency with global state.
+Logs: ``JsonFormatter`` turns every record into one line; ``event`` logs a named event
+with its fields (race, player, ...). Nothing here ever receives a token.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from typing import Any
+
+COMMIT_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1.0)
+
+
+class Metrics:
+    """The server's counters; gauges are read from callables when rendered."""
+
+    def __init__(self) -> None:
+        self.counters: dict[tuple[str, tuple[tuple[str, str], ...]], float] = defaultdict(float)
+        self.gauges: dict[str, tuple[str, Callable[[], Iterable[tuple[dict[str, str], float]]]]] = {}
+        self.help: dict[str, str] = {}
+        self._hist = [0] * (len(COMMIT_BUCKETS) + 1)
+        self._hist_sum = 0.0
+        self._hist_count = 0
+
+    def inc(self, name: str, amount: float = 1.0, **labels: str) -> None:
+        self.counters[(name, tuple(sorted(labels.items())))] += amount
+
+    def gauge(self, name: str, help_text: str, read: Callable[[], Iterable[tuple[dict[str, str], float]]]) -> None:
+        self.gauges[name] = (help_text, read)
+
+    def observe_commit(self, rows: int, seconds: float) -> None:
+        """A move-log group commit: its latency and how many moves it carried."""
+        self.inc("solitaire_db_commits_total")
+        self.inc("solitaire_db_committed_moves_total", rows)
+        self._hist_sum += seconds
+        self._hist_count += 1
+        for i, bound in enumerate(COMMIT_BUCKETS):
+            if seconds <= bound:
+                self._hist[i] += 1
+                break
+        else:
+            self._hist[-1] += 1
+
+    def render(self) -> str:
+        lines: list[str] = []
+        by_name: dict[str, list[tuple[tuple[tuple[str, str], ...], float]]] = defaultdict(list)
+        for (name, labels), value in sorted(self.counters.items()):
+            by_name[name].append((labels, value))
+        for name in sorted(set(by_name) | set(COUNTER_HELP)):
+            lines += [f"# HELP {name} {COUNTER_HELP.get(name, name)}", f"# TYPE {name} counter"]
+            for labels, value in by_name.get(name, [((), 0.0)]):
+                lines.append(f"{name}{_labels(dict(labels))} {_num(value)}")
+        for name, (help_text, read) in sorted(self.gauges.items()):
+            lines += [f"# HELP {name} {help_text}", f"# TYPE {name} gauge"]
+            lines += [f"{name}{_labels(labels)} {_num(value)}" for labels, value in read()]
+        name = "solitaire_db_commit_seconds"
+        lines += [f"# HELP {name} Latency of move-log group commits.", f"# TYPE {name} histogram"]
+        cumulative = 0
+        for bound, count in zip((*COMMIT_BUCKETS, math.inf), self._hist):
+            cumulative += count
+            lines.append(f'{name}_bucket{{le="{"+Inf" if bound == math.inf else bound}"}} {cumulative}')
+        lines += [f"{name}_sum {_num(self._hist_sum)}", f"{name}_count {self._hist_count}"]
+        return "\n".join(lines) + "\n"
+
+
+COUNTER_HELP = {
+    "solitaire_messages_total": "Client messages received.",
+    "solitaire_moves_total": "Moves applied (moves/s: rate of this counter).",
+    "solitaire_moves_rejected_total": "Moves refused (illegal or bad notation).",
+    "solitaire_errors_total": "Error messages sent, by code.",
+    "solitaire_races_finished_total": "Races finished and saved.",
+    "solitaire_slow_clients_dropped_total": "Connections dropped because they did not read their messages.",
+    "solitaire_db_commits_total": "Move-log group commits.",
+    "solitaire_db_committed_moves_total": "Move-log entries committed.",
+}
+
+
+def _labels(labels: dict[str, str]) -> str:
+    if not labels:
+        return ""
+    body = ",".join(f'{k}="{str(v).replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"' for k, v in sorted(labels.items()))
+    return "{" + body + "}"
+
+
+def _num(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(value)
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, message and the event's fields."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created)) + f".{int(record.msecs):03d}Z",
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        entry.update(getattr(record, "fields", {}))
+        if record.exc_info:
+            entry["exc"] = self.formatException(record.exc_info)
+        return json.dumps(entry, ensure_ascii=False, default=str)
+
+
+def event(logger: logging.Logger, name: str, level: int = logging.INFO, **fields: Any) -> None:
+    """Log the event ``name`` with its fields (e.g. race=..., player=...)."""
+    logger.log(level, name, extra={"fields": {"event": name, **fields}})
+
+
+def configure_logging(level: int = logging.INFO) -> None:
+    handler = logging.StreamHandler()
+    handler.setFormatter(JsonFormatter())
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)

@@ -1,0 +1,196 @@
+"""Abuse limits, slow clients, /metrics and structured logs, on the real server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import socket
+import urllib.request
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
+
+from solitaire_race.app import App
+from solitaire_race.observe import JsonFormatter
+
+from .conftest import TEST_SECRET, Client, make_config
+from .support import winnable_deal
+
+
+@pytest.fixture
+async def strict(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[App]:
+    """A server with the settings the test's ``limits`` marker gives."""
+    marker = request.node.get_closest_marker("limits")
+    app = await App.start(make_config(tmp_path, **(marker.kwargs if marker else {})))
+    try:
+        yield app
+    finally:
+        await app.stop()
+
+
+async def player(app: App, name: str) -> Client:
+    client = await Client.connect(app)
+    assert (await client.hello(name))["type"] == "welcome"
+    return client
+
+
+@pytest.mark.limits(rate_per_s=5, rate_burst=5, abuse_limit=12)
+async def test_rate_limit_then_disconnect_on_abuse(strict: App) -> None:
+    ann, bob = await player(strict, "ann"), await player(strict, "bob")
+    try:
+        await asyncio.sleep(1.0)  # hello used a token; let the bucket fill again
+        for i in range(5):
+            await ann.send({"type": "ping", "id": i})
+        for i in range(5, 8):
+            await ann.send({"type": "ping", "id": i})
+        replies = [await ann.expect(lambda m, i=i: m.get("id") == i) for i in range(8)]
+        assert [r["type"] for r in replies[:5]] == ["pong"] * 5
+        assert all(r["type"] == "error" and r["code"] == "rate_limited" for r in replies[5:])
+        assert "at most 5 messages per second" in replies[5]["message"]
+        await asyncio.sleep(0.5)  # tokens come back
+        assert (await ann.request({"type": "ping"}))["type"] == "pong"
+        assert (await bob.request({"type": "ping"}))["type"] == "pong"  # others unaffected
+        for i in range(40):  # bounded flood: the connection is closed on the way
+            try:
+                await ann.send({"type": "ping", "id": 100 + i})
+            except ConnectionClosed:
+                break
+        with pytest.raises(ConnectionClosed):
+            await ann.expect("never")
+        assert ann.ws.close_code == 1008
+        assert (await bob.request({"type": "ping"}))["type"] == "pong"
+    finally:
+        await ann.close()
+        await bob.close()
+
+
+@pytest.mark.limits(max_rooms_per_player=1)
+async def test_rooms_per_player(strict: App) -> None:
+    ann, bob = await player(strict, "ann"), await player(strict, "bob")
+    try:
+        room = await ann.request({"type": "create_race", "game": "cruel"})
+        await bob.request({"type": "join_race", "code": room["race"]["code"]})
+        await ann.request({"type": "leave_race"})  # bob keeps the race; ann created it
+        again = await ann.request({"type": "create_race", "game": "cruel"})
+        assert again["type"] == "error" and again["code"] == "too_many_rooms"
+        await bob.request({"type": "leave_race"})  # the race is abandoned: ann may create again
+        assert (await ann.request({"type": "create_race", "game": "cruel"}))["type"] == "room"
+    finally:
+        await ann.close()
+        await bob.close()
+
+
+@pytest.mark.limits(idle_timeout_s=0.3)
+async def test_idle_connection_is_closed(strict: App) -> None:
+    ann = await player(strict, "ann")
+    with pytest.raises(ConnectionClosed):
+        await ann.expect("never", timeout=5)
+    assert ann.ws.close_code == 4002
+
+
+@pytest.mark.limits(max_send_buffer=8192, socket_send_buffer=4096, rate_per_s=1e6, rate_burst=10**6)
+async def test_a_client_that_stops_reading_is_dropped_and_others_play_on(strict: App) -> None:
+    deal, line = winnable_deal("persian-patience", TEST_SECRET.encode())
+    ann = await player(strict, "ann")
+    host, port = strict.config.public_url.split("//")[1].rsplit(":", 1)
+    raw = socket.socket()
+    raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)
+    raw.connect((host, int(port)))
+    raw.setblocking(False)
+    sam = Client(await connect(strict.ws_url, sock=raw, compression=None))
+    try:
+        await sam.hello("sam")
+        room = await ann.request({"type": "create_race", "game": "persian-patience", "deal": deal})
+        code = room["race"]["code"]
+        await sam.request({"type": "join_race", "code": code})
+        await ann.request({"type": "start_race"})
+        await sam.expect("race_started")
+        sam.ws.transport.pause_reading()  # sam stops reading; the server keeps sending progress
+
+        def dropped() -> float:
+            return strict.service.metrics.counters.get(("solitaire_slow_clients_dropped_total", ()), 0)
+
+        played = 0
+        for text in line[:1500]:  # bounded; the drop comes after a hundred or so
+            reply = await ann.request({"type": "move", "moves": [text]})
+            assert reply["applied"] == [text]  # every move of the honest player is answered
+            played += 1
+            if dropped():
+                break
+        assert dropped() == 1 and played < 1500
+        assert (await ann.request({"type": "move", "moves": [line[played]]}))["applied"] == [line[played]]
+        sam.ws.transport.abort()
+
+        back = await Client.connect(strict)  # sam may come back, and finds the game as it was
+        try:
+            await back.hello(token=sam.token)
+            await back.request({"type": "join_race", "code": code})
+            resumed = await back.expect("race_started")
+            assert resumed["moves"] == 0 and resumed["opponents"][0]["moves"] == played + 1
+        finally:
+            await back.close()
+    finally:
+        await ann.close()
+
+
+def metric(text: str, name: str, **labels: str) -> float:
+    want = "{" + ",".join(f'{k}="{v}"' for k, v in sorted(labels.items())) + "}" if labels else ""
+    for line in text.splitlines():
+        if line.startswith(f"{name}{want} "):
+            return float(line.rsplit(" ", 1)[1])
+    raise AssertionError(f"{name}{want} not in /metrics")
+
+
+async def test_metrics_endpoint(app: App, clients: Any) -> None:
+    deal, line = winnable_deal("cruel", TEST_SECRET.encode())
+    ann, bob = await clients("ann"), await clients("bob")
+    room = await ann.request({"type": "create_race", "game": "cruel", "deal": deal})
+    await bob.request({"type": "join_race", "code": room["race"]["code"]})
+    await ann.request({"type": "start_race"})
+    await bob.expect("race_started")
+    await ann.request({"type": "move", "moves": list(line[:5])})
+    await ann.request({"type": "move", "moves": [line[5], "1>1"]})
+    await bob.request({"type": "join_race", "code": "NOPE"})
+
+    def get() -> tuple[str, str]:
+        with urllib.request.urlopen(app.config.public_url + "/metrics", timeout=5) as r:
+            return r.headers["Content-Type"], r.read().decode()
+
+    kind, text = await asyncio.to_thread(get)
+    assert kind.startswith("text/plain; version=0.0.4")
+    assert metric(text, "solitaire_moves_total") == 6
+    assert metric(text, "solitaire_moves_rejected_total") == 1
+    assert metric(text, "solitaire_errors_total", code="no_such_race") == 1
+    assert metric(text, "solitaire_connections") == 2
+    assert metric(text, "solitaire_races", status="running") == 1
+    assert metric(text, "solitaire_db_commit_seconds_count") >= 2  # the two batches of moves
+    assert metric(text, "solitaire_db_committed_moves_total") == 6
+    assert metric(text, "solitaire_db_commit_seconds_bucket", le="+Inf") >= 2
+    for line_ in text.splitlines():  # the exposition format, line by line
+        assert line_.startswith("# HELP ") or line_.startswith("# TYPE ") or re.fullmatch(r'[a-z_]+(\{[^}]*\})? [0-9.e+-]+', line_), line_
+
+
+async def test_logs_are_json_events_without_secrets(app: App, clients: Any, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    deal, line = winnable_deal("cruel", TEST_SECRET.encode())
+    ann = await clients("ann")
+    room = await ann.request({"type": "create_race", "game": "cruel", "deal": deal})
+    await ann.request({"type": "start_race"})
+    await ann.expect("race_started")
+    await ann.request({"type": "resign"})
+    await ann.expect("race_finished")
+    formatter = JsonFormatter()
+    lines = [formatter.format(r) for r in caplog.records if r.name.startswith("solitaire_race")]
+    events = [json.loads(l) for l in lines]  # every line is one JSON object
+    by_event = {e.get("event"): e for e in events}
+    race_id = by_event["race_created"]["race"]
+    assert by_event["race_created"]["code"] == room["race"]["code"]
+    assert by_event["race_started"]["race"] == race_id and by_event["race_finished"]["race"] == race_id
+    assert by_event["identified"]["player"] == ann.player["id"]  # type: ignore[index]
+    assert all(ann.token not in l for l in lines)  # type: ignore[operator]
