@@ -89,3 +89,29 @@ def test_serve_runs_migrates_prints_url_and_stops_on_sigterm(tmp_path: Path) -> 
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         assert {"players", "races", "results", "alembic_version"} <= tables
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+async def test_online_backup_while_the_server_runs(tmp_path: Path) -> None:
+    import asyncio
+
+    from solitaire_race.app import App
+
+    from .conftest import Client, make_config
+
+    app = await App.start(make_config(tmp_path))
+    try:
+        ann = await Client.connect(app)
+        await ann.hello("ann")
+        await ann.request({"type": "start_daily", "game": "cruel"})
+        await ann.request({"type": "resign"})
+        await ann.expect("race_finished")
+        copy = tmp_path / "backups" / "copy.sqlite3"
+        code = await asyncio.to_thread(main, ["backup", str(copy), "--db", app.config.db_url])
+        assert code == 0
+        with sqlite3.connect(copy) as db:
+            assert db.execute("SELECT name FROM players").fetchall() == [("ann",)]
+            assert db.execute("SELECT outcome FROM results").fetchall() == [("resigned",)]
+        assert await asyncio.to_thread(main, ["backup", str(copy), "--db", app.config.db_url]) == 2  # exists
+        await ann.close()
+    finally:
+        await app.stop()

@@ -169,6 +169,16 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_backup(args: argparse.Namespace) -> int:
+    from .config import DEFAULT_DB_URL
+    from .store.backup import backup
+
+    url = args.db or os.environ.get("SOLITAIRE_RACE_DB") or DEFAULT_DB_URL
+    size = backup(url, Path(args.destination))
+    print(f"backed up {url} to {args.destination} ({size:,} bytes)")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="solitaire-race", description="Race friends on the same solitaire deal."
@@ -211,6 +221,11 @@ def build_parser() -> argparse.ArgumentParser:
     lb.add_argument("--page-size", type=int, default=20)
     lb.add_argument("--db", help="database URL (default: $SOLITAIRE_RACE_DB, else ./data/solitaire-race.sqlite3)")
     lb.set_defaults(func=cmd_leaderboard)
+
+    bk = sub.add_parser("backup", help="copy the SQLite database while the server runs")
+    bk.add_argument("destination", help="the new file to write")
+    bk.add_argument("--db", help="database URL (default: $SOLITAIRE_RACE_DB, else ./data/solitaire-race.sqlite3)")
+    bk.set_defaults(func=cmd_backup)
 
     server_help = "race server, e.g. ws://127.0.0.1:8765/ws or http://host:port (default: $SOLITAIRE_RACE_SERVER, else ws://127.0.0.1:8765/ws)"
     default_server = os.environ.get("SOLITAIRE_RACE_SERVER", "ws://127.0.0.1:8765/ws")
