@@ -169,3 +169,16 @@ def test_cli_prints_boards(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert capsys.readouterr().out.splitlines()[2].split() == ["1", "ann", "1", "1", "100%", "1:23.4"]
     assert main(["leaderboard", GAME, "--daily", "2026-13-01", "--db", url]) == 2
     assert "not a date" in capsys.readouterr().err
+
+
+async def test_concurrent_first_requests_of_a_day_agree(store: Store) -> None:
+    """Many tasks asking for a new day's challenges at once (the fuzz test once hit
+    "database is locked" here: a read-then-write transaction cannot take SQLite's write
+    lock after another writer committed)."""
+    import asyncio
+
+    games = ["cruel", "clock", "parallels", "patriarchs"]
+    calls = [store.daily_challenge(g, "2026-12-01", 1000 + i, T0) for i in range(8) for g in games]
+    records = await asyncio.gather(*calls)
+    first = {r.game: r.deal_number for r in records[: len(games)]}
+    assert all(r.deal_number == first[r.game] for r in records)  # one deal per game and day

@@ -103,6 +103,13 @@ class HttpSite:
         return Response(status.value, status.phrase, headers, body)
 
 
+class NoFrameDumps(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """websockets logs every frame at DEBUG, tokens included; never let it."""
+
+    def isEnabledFor(self, level: int) -> bool:
+        return level > logging.DEBUG and self.logger.isEnabledFor(level)
+
+
 async def start(service: RaceService, config: Config) -> Server:
     """Start serving; the caller closes the returned server."""
 
@@ -137,6 +144,7 @@ async def start(service: RaceService, config: Config) -> Server:
         compression=None,  # small messages: deflate costs more than it saves (docs/performance)
         max_size=config.max_frame_bytes,
         server_header="solitaire-race",
+        logger=NoFrameDumps(logging.getLogger("websockets.server"), {}),
     )
 
 

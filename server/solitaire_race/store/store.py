@@ -525,15 +525,19 @@ class Store:
         insert wins, so all processes sharing the database agree on the deal."""
         async with self._sessions() as session:
             row = await session.get(DailyChallenge, (game, date))
-            if row is None:
+        if row is None:
+            # A fresh transaction that starts with its write: in WAL mode a transaction that
+            # read first cannot take the write lock once another writer has committed.
+            async with self._sessions() as session:
                 session.add(DailyChallenge(game=game, date=date, deal_number=deal_number, par=None, created_at=_check_time(now)))
                 try:
                     await session.commit()
                 except IntegrityError:
-                    await session.rollback()  # another process created it first
-                row = await session.get(DailyChallenge, (game, date), populate_existing=True)
-            assert row is not None
-            return DailyChallengeRecord(game=row.game, date=row.date, deal_number=row.deal_number, par=row.par)
+                    await session.rollback()  # another task or process created it first
+            async with self._sessions() as session:
+                row = await session.get(DailyChallenge, (game, date))
+        assert row is not None
+        return DailyChallengeRecord(game=row.game, date=row.date, deal_number=row.deal_number, par=row.par)
 
     async def daily_challenges(self, date: str) -> list[DailyChallengeRecord]:
         async with self._sessions() as session:
