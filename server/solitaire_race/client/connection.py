@@ -1,0 +1,175 @@
+"""A player's websocket connection to the race server (docs/protocol.md).
+
+``Connection.request`` sends a message with a fresh id and returns the reply that echoes
+it; every other message (room changes, countdowns, other racers' progress, the race's
+start and finish) goes to the ``events`` queue in arrival order. When the connection
+closes, pending requests fail with ``Disconnected`` and a final ``{"type": "closed"}``
+event is queued, so a consumer waiting on events always wakes up.
+
+A request the server refuses with ``rate_limited`` (its per-connection message budget,
+docs/protocol.md) is sent again after a growing pause, a bounded number of times, so a fast
+client slows down to what the server allows instead of failing. ``next_event`` can send a
+``ping`` while it waits, so that a client waiting quietly (in a lobby, for the others to
+finish) is not taken for an idle connection.
+
+``ws_url`` turns whatever a person types as a server into the websocket address.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+log = logging.getLogger("solitaire_race.client")
+
+DEFAULT_SERVER = "ws://127.0.0.1:8765/ws"
+WS_PATH = "/ws"
+REQUEST_TIMEOUT_S = 15.0
+RATE_RETRIES = 20  # pauses of 0.05 s doubling up to 1 s: about 15 s in all
+KEEPALIVE_S = 300.0  # a quiet client pings this often while waiting for events
+
+
+class Disconnected(ConnectionError):
+    """The connection closed (or never opened); the message says why."""
+
+
+def ws_url(server: str) -> str:
+    """The websocket URL for a server given as ``ws://h:p/ws``, ``http://h:p``, ``h:p``...
+
+    http maps to ws and https to wss; an empty path or ``/`` (or a browser link such as
+    ``/join/KXPMRT``) becomes ``/ws``.
+    """
+    text = server.strip()
+    if "://" not in text:
+        text = "ws://" + text
+    parts = urlsplit(text)
+    scheme = {"http": "ws", "https": "wss", "ws": "ws", "wss": "wss"}.get(parts.scheme.lower())
+    if scheme is None:
+        raise ValueError(f"not a server address: {server!r} (use e.g. {DEFAULT_SERVER})")
+    if not parts.netloc:
+        raise ValueError(f"not a server address: {server!r} (no host)")
+    path = parts.path if parts.path.rstrip("/").endswith(WS_PATH) else WS_PATH
+    return urlunsplit((scheme, parts.netloc, path.rstrip("/") or WS_PATH, "", ""))
+
+
+def http_url(server: str) -> str:
+    """The server's web address (for pages such as ``/leaderboard``) from its websocket URL."""
+    parts = urlsplit(ws_url(server))
+    return urlunsplit(({"ws": "http", "wss": "https"}[parts.scheme], parts.netloc, "", "", ""))
+
+
+class Connection:
+    """One player connection: ``request`` for replies, ``events`` for everything else."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+        self.events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._next_id = 0
+        self.close_reason: str | None = None
+        self._reader = asyncio.get_running_loop().create_task(self._read())
+
+    @classmethod
+    async def open(cls, server: str, timeout: float = 10.0) -> "Connection":
+        url = ws_url(server)
+        try:
+            ws = await connect(url, open_timeout=timeout, compression=None, max_size=2**20)
+        except (OSError, asyncio.TimeoutError) as exc:
+            raise Disconnected(f"cannot reach {url}: {exc or type(exc).__name__}") from None
+        except Exception as exc:  # handshake refused: wrong path, not a race server, ...
+            raise Disconnected(f"cannot open {url}: {exc}") from None
+        return cls(ws)
+
+    @property
+    def closed(self) -> bool:
+        return self._reader.done()
+
+    async def _read(self) -> None:
+        try:
+            async for raw in self.ws:
+                try:
+                    message = json.loads(raw)
+                except (TypeError, ValueError):
+                    log.warning("ignoring a frame that is not JSON: %.80r", raw)
+                    continue
+                if not isinstance(message, dict):
+                    continue
+                rid = message.get("id")
+                future = self._pending.pop(rid, None) if isinstance(rid, int) else None
+                if future is not None and not future.done():
+                    future.set_result(message)
+                else:
+                    self.events.put_nowait(message)
+        except ConnectionClosed:
+            pass
+        finally:
+            code, why = self.ws.close_code, self.ws.close_reason
+            self.close_reason = (
+                f"connection closed ({code}{': ' + why if why else ''})"
+                if code is not None and code != 1006
+                else "connection lost"
+            )
+            for future in self._pending.values():
+                if not future.done():
+                    future.set_exception(Disconnected(self.close_reason))
+            self._pending.clear()
+            self.events.put_nowait({"type": "closed", "reason": self.close_reason})
+
+    async def request(self, message: dict[str, Any], timeout: float = REQUEST_TIMEOUT_S) -> dict[str, Any]:
+        """Send ``message`` with a fresh id; the server's reply (possibly an ``error``)."""
+        reply = await self._request_once(message, timeout)
+        for attempt in range(RATE_RETRIES):
+            if reply.get("type") != "error" or reply.get("code") != "rate_limited":
+                break
+            await asyncio.sleep(min(1.0, 0.05 * 2**attempt))  # the server's budget refills
+            reply = await self._request_once(message, timeout)
+        return reply
+
+    async def _request_once(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
+        if self.closed:
+            raise Disconnected(self.close_reason or "connection closed")
+        self._next_id += 1
+        rid = self._next_id
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._pending[rid] = future
+        try:
+            await self.ws.send(json.dumps({**message, "id": rid}))
+        except ConnectionClosed:
+            self._pending.pop(rid, None)
+            raise Disconnected(self.close_reason or "connection closed") from None
+        try:
+            return await asyncio.wait_for(future, timeout)
+        except asyncio.TimeoutError:
+            raise Disconnected(f"no reply to {message.get('type')} within {timeout:g} s") from None
+        finally:
+            self._pending.pop(rid, None)
+
+    async def next_event(self, timeout: float | None = None, keepalive_s: float | None = None) -> dict[str, Any]:
+        """The next event; raises ``TimeoutError`` after ``timeout`` seconds. With
+        ``keepalive_s``, a ``ping`` goes out after each such quiet stretch."""
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while True:
+            wait = keepalive_s
+            if deadline is not None:
+                left = deadline - loop.time()
+                if left <= 0:
+                    raise TimeoutError("no event in time")
+                wait = left if wait is None else min(wait, left)
+            try:
+                return await asyncio.wait_for(self.events.get(), wait)
+            except TimeoutError:
+                if keepalive_s is None or (deadline is not None and loop.time() >= deadline):
+                    raise
+                if not self.closed:
+                    await self.request({"type": "ping"})
+
+    async def close(self) -> None:
+        await self.ws.close()
+        await asyncio.gather(self._reader, return_exceptions=True)

@@ -1,0 +1,195 @@
+"""The terminal client driven in a real pseudo-terminal (pexpect) against the real server
+on 127.0.0.1: a person creates a race, an opponent joins over the protocol, the person
+starts it, plays a legal move by its short form and an illegal one, sees the server's
+reason and the opponent's progress, opens the help, and finishes; the token is kept."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+import pexpect
+
+from solitaire_race.app import App
+from solitaire_race.engine import IllegalMove, get_game
+
+from .conftest import TEST_SECRET
+from .support import winnable_deal
+
+SECRET = TEST_SECRET.encode()
+SGR = r"(?:\x1b\[[0-9;]*m)*"  # colour codes that may sit between parts of a line
+
+
+def spawn(app: App, config_home: Path, *args: str) -> pexpect.spawn:
+    env = {**os.environ, "XDG_CONFIG_HOME": str(config_home), "TERM": "xterm-256color"}
+    env.pop("NO_COLOR", None)
+    return pexpect.spawn(
+        sys.executable,
+        ["-m", "solitaire_race.cli", "play", "--server", app.ws_url, *args],
+        env=env, encoding="utf-8", dimensions=(45, 100), timeout=10,
+    )
+
+
+async def expect(child: pexpect.spawn, pattern: str) -> Any:
+    """Wait for a regex in the client's output without blocking the server's event loop."""
+    await asyncio.to_thread(child.expect, pattern)
+    return child.match
+
+
+def illegal_build(deal: int, played: list[str]) -> tuple[str, str]:
+    """A pile-to-pile move that is illegal after ``played``, and the engine's reason."""
+    game = get_game("cruel")
+    state = game.deal(deal, SECRET)
+    for move in played:
+        state = game.apply(state, game.parse_move(move))
+    for src in range(1, 13):
+        for dst in range(1, 13):
+            if src != dst and state.piles[src - 1] and state.piles[dst - 1]:
+                try:
+                    game.apply(state, game.parse_move(f"{src}>{dst}"))
+                except IllegalMove as exc:
+                    return f"{src}>{dst}", str(exc)
+    raise AssertionError("no illegal move found")
+
+
+async def test_a_race_in_a_terminal(app: App, clients: Any, tmp_path: Path) -> None:
+    deal, line = winnable_deal("cruel", SECRET)
+    first = line[0]
+    config_home = tmp_path / "config"
+    child = spawn(app, config_home, "--name", "ann", "--game", "cruel", "--deal", str(deal))
+    try:
+        code = (await expect(child, r"play --join ([BCDFGHJKMNPQRTVWXY]{6})")).group(1)
+
+        bob = await clients("bob")
+        assert (await bob.request({"type": "join_race", "code": code}))["type"] == "room"
+        await expect(child, r"bob" + SGR + r"\s+" + SGR + "not ready")
+
+        child.sendline("start")
+        await bob.expect("race_started")
+        await expect(child, r"Piles \(top card on the right\)")
+        await expect(child, "move> ")
+
+        # A legal move by its short form: the pile number alone.
+        short = first.removesuffix(">f") if first.endswith(">f") else first
+        child.sendline(short)
+        await expect(child, "✓ " + SGR + re.escape(first))
+        await expect(child, r"ann" + SGR + r" .*? 5/52 ")
+
+        # An illegal move: the server's reason is shown.
+        bad, reason = illegal_build(deal, [first])
+        child.sendline(bad)
+        await expect(child, re.escape(f"✗ {bad}: {reason}"))
+
+        # The opponent's progress shows up as it happens.
+        reply = await bob.request({"type": "move", "moves": list(line[:3])})
+        assert reply["rejected"] is None
+        await expect(child, r"bob" + SGR + r" .*? " + str(reply["progress"]["home"]) + "/52 .*? 3 ")
+
+        # The help key (no Enter needed), and again to close it.
+        child.send("?")
+        await expect(child, "How to play Cruel")
+        child.send("?")
+        await expect(child, r"Piles \(top card on the right\)")
+
+        child.sendline("resign")
+        await expect(child, "you resigned")
+        await bob.request({"type": "resign"})
+        await expect(child, "Result")  # the ranking, then below it:
+        await expect(child, "race over: you are")
+        child.sendline("quit")
+        await expect(child, r"Race " + code + r" result:")
+        await expect(child, pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
+
+    # The identity is kept in the config directory, readable by its owner only.
+    path = config_home / "solitaire-race" / "client.json"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    kept = json.loads(path.read_text())["servers"][app.ws_url]
+    assert kept["name"] == "ann" and len(kept["token"]) >= 40 and "race" not in kept
+
+    # Next time no name is needed: the client signs in with the kept token.
+    again = spawn(app, config_home)
+    try:
+        await expect(again, " · ann · ")
+        await expect(again, "Open races")
+        again.sendline("quit")
+        await expect(again, pexpect.EOF)
+    finally:
+        again.close(force=True)
+    assert again.exitstatus == 0
+    player = await app.store.player_by_name("ann")
+    assert player is not None
+
+
+async def test_quit_mid_race_and_resume(app: App, tmp_path: Path) -> None:
+    """Quitting while playing keeps the race; the next start resumes it where it was."""
+    config_home = tmp_path / "config"
+    child = spawn(app, config_home, "--name", "cat", "--game", "clock", "--deal", "3")
+    try:
+        code = (await expect(child, r"play --join ([BCDFGHJKMNPQRTVWXY]{6})")).group(1)
+        child.sendline("start")
+        await expect(child, "move> ")
+        child.sendline("")  # Enter plays in Clock
+        await expect(child, "✓ " + SGR + "p")
+        child.sendline("quit")
+        await expect(child, "resume within a minute with  solitaire-race play --join " + code)
+        await expect(child, pexpect.EOF)
+    finally:
+        child.close(force=True)
+
+    back = spawn(app, config_home)
+    try:
+        await expect(back, "resumed race " + code)
+        await expect(back, r"cat" + SGR + r" .*? 1 ")  # one move made so far
+        back.sendline("leave")
+        await expect(back, "left race " + code)
+        back.sendline("quit")
+        await expect(back, pexpect.EOF)
+    finally:
+        back.close(force=True)
+    assert back.exitstatus == 0
+
+
+async def test_reconnects_after_a_dropped_connection(app: App, tmp_path: Path) -> None:
+    """A connection lost mid-race (not closed by anyone) is re-opened and the race goes on."""
+    child = spawn(app, tmp_path / "config", "--name", "dan", "--game", "clock", "--deal", "4")
+    try:
+        await expect(child, r"play --join ([BCDFGHJKMNPQRTVWXY]{6})")
+        child.sendline("start")
+        await expect(child, "move> ")
+        child.sendline("p")
+        await expect(child, "✓ " + SGR + "p")
+        for connection in list(app.server.connections):
+            assert connection.transport is not None
+            connection.transport.abort()  # as if the network went away
+        await expect(child, "connection lost: reconnecting")
+        await expect(child, "✓ " + SGR + "reconnected")
+        child.sendline("p")
+        await expect(child, r"dan" + SGR + r" .*? 2 ")  # the second move counted in the same game
+        child.sendline("quit")
+        await expect(child, pexpect.EOF)
+    finally:
+        child.close(force=True)
+
+
+async def test_daily_challenge_from_the_command_line(app: App, tmp_path: Path) -> None:
+    child = spawn(app, tmp_path / "config", "--name", "eve", "--daily", "clock")
+    try:
+        await expect(child, r"daily challenge \d{4}-\d\d-\d\d \(ranked\)")
+        child.sendline("")  # Enter plays in Clock
+        await expect(child, "✓ " + SGR + "p")
+        child.sendline("resign")
+        await expect(child, "daily challenge over: resigned; leaderboard: http://127.0.0.1:")
+        child.sendline("quit")
+        await expect(child, pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert child.exitstatus == 0
