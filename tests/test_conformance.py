@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from solitaire_race.engine import Game, IllegalMove, Kind, Move, NotationError, Outcome, all_games, replay
+from solitaire_race.engine.base import PRODUCTIVE
 
 SECRET = b"conformance"
 DEALS = 12
@@ -59,6 +60,8 @@ def playout(game: Game[Any], deal: int, *, probe_every: int = 20) -> None:
                 with pytest.raises(IllegalMove) as refused:
                     game.apply(state, m)
                 assert str(refused.value).strip(), f"{m} refused without a reason"
+        if game.has_productive_move(state):  # the fast path must never be wrong
+            assert any(m.kind in PRODUCTIVE for m in legal), "has_productive_move without one"
         outcome = game.outcome(state)
         if outcome is not Outcome.PLAYING:
             assert outcome is Outcome.STUCK or game.is_won(state)

@@ -94,7 +94,7 @@ async def test_idle_connection_is_closed(strict: App) -> None:
     assert ann.ws.close_code == 4002
 
 
-@pytest.mark.limits(max_send_buffer=8192, socket_send_buffer=4096, rate_per_s=1e6, rate_burst=10**6)
+@pytest.mark.limits(max_send_buffer=8192, socket_send_buffer=4096, rate_per_s=1e6, rate_burst=10**6, progress_interval_s=0.002)
 async def test_a_client_that_stops_reading_is_dropped_and_others_play_on(strict: App) -> None:
     deal, line = winnable_deal("persian-patience", TEST_SECRET.encode())
     ann = await player(strict, "ann")

@@ -107,10 +107,24 @@ def test_legal_move_applies_and_progress_goes_to_the_others() -> None:
     reply = sends(e, 1, "move_result")[0]
     assert reply["applied"] == [WINNING_LINE[0]] and reply["rejected"] is None
     assert reply["elapsed_ms"] == 1000  # server clock: started at 4.0
-    progress = sends(e, 2, "progress")
-    assert progress and progress[0]["player_id"] == 1 and progress[0]["moves"] == 1
-    assert not sends(e, 1, "progress")  # the mover learns it from its reply
+    assert not sends(e, 2, "progress")  # coalesced: sent at the next flush
+    room.play(1, [WINNING_LINE[1]], now=5.05)
+    flushed = room.flush_progress()
+    progress = sends(flushed, 2, "progress")
+    assert len(progress) == 1 and progress[0]["player_id"] == 1 and progress[0]["moves"] == 2  # one for both moves
+    assert not sends(flushed, 1, "progress")  # the mover learns it from its reply
     assert "view" not in progress[0]  # opponents never see your cards
+    assert room.flush_progress() == [] and not room.has_pending_progress
+
+
+def test_the_last_progress_goes_out_before_the_ranking() -> None:
+    room, _ = running_room()
+    room.resign(2, now=5.0)
+    room.play(1, list(WINNING_LINE[:40]), now=6.0)
+    e = room.play(1, list(WINNING_LINE[40:]), now=7.0)
+    kinds = [x.message["type"] if isinstance(x, Send) else type(x).__name__ for x in e]
+    assert kinds == ["LogMoves", "move_result", "progress", "SaveResults"]
+    assert sends(e, 2, "progress")[0]["outcome"] == "won"
 
 
 def test_illegal_move_rejected_with_reason_and_no_effect() -> None:

@@ -48,6 +48,7 @@ class App:
                 wall_clock=wall_clock or (lambda: datetime.now(timezone.utc)), metrics=metrics,
             )
             await service.recover()
+            service.start()
             server = await transport.start(service, config)
         except BaseException:
             await store.close()

@@ -89,6 +89,15 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _rate_limit(per_s: float | None) -> dict[str, float | int | None]:
+    """--rate-limit N: N messages/s with bursts of 2N; 0 lifts the limit."""
+    if per_s is None:
+        return {}
+    if per_s == 0:
+        return {"rate_per_s": 1e12, "rate_burst": 10**9}  # finite: inf * 0 would be NaN
+    return {"rate_per_s": per_s, "rate_burst": max(1, int(2 * per_s))}
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import asyncio
     import logging
@@ -106,6 +115,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         db_url=args.db or os.environ.get("SOLITAIRE_RACE_DB"),
         public_url=args.public_url or os.environ.get("SOLITAIRE_RACE_PUBLIC_URL"),
         secret=args.secret or os.environ.get(SECRET_ENV),
+        countdown_s=args.countdown,
+        **_rate_limit(args.rate_limit),
     )
     asyncio.run(serve(config))
     return 0
@@ -209,6 +220,8 @@ def build_parser() -> argparse.ArgumentParser:
     srv.add_argument("--db", help="database URL (default: $SOLITAIRE_RACE_DB, else a SQLite file in ./data/)")
     srv.add_argument("--public-url", help="base URL players use to reach the server, for join links (default: $SOLITAIRE_RACE_PUBLIC_URL, else derived from host and port)")
     srv.add_argument("--secret", help="deal secret (default: $SOLITAIRE_RACE_SECRET, else one kept in the database)")
+    srv.add_argument("--countdown", type=float, help="seconds between the start of a race and the deal (default 3)")
+    srv.add_argument("--rate-limit", type=float, help="messages per second per connection (default 20; 0: no limit, for load tests)")
     srv.set_defaults(func=cmd_serve)
 
     lb = sub.add_parser("leaderboard", help="print a leaderboard from the database")

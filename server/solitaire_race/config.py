@@ -25,6 +25,7 @@ class Config:
     time_limit_s: int = 30 * 60
     max_players: int = 8
     leave_grace_s: float = 60.0
+    progress_interval_s: float = 0.1  # opponents' progress is sent at most this often
     max_frame_bytes: int = 64 * 1024  # hard cap: bigger frames close the connection (1009)
     # Abuse limits (docs/operations.md)
     rate_per_s: float = 20.0  # messages per second per connection, sustained...

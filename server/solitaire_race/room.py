@@ -18,6 +18,7 @@ Bad requests raise ``RoomError(code, message)`` and change nothing.
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -144,6 +145,10 @@ class Room:
         self.link = link
         self.leave_grace_s = leave_grace_s
         self.daily = daily  # {"date", "ranked"} for a daily challenge attempt
+        self._parse = functools.lru_cache(maxsize=1024)(game.parse_move)  # racers repeat moves
+        # Racers whose progress the others have not been sent yet: progress is coalesced
+        # (see flush_progress), so a fast racer in a room of 8 does not cost 7 sends a move.
+        self._dirty: dict[int, None] = {}
         self._secret = secret
         self.status = Status.LOBBY
         self.racers: dict[int, Racer] = {}
@@ -240,6 +245,7 @@ class Room:
         for racer in self.racers.values():
             if racer.gone_since is not None and now >= racer.gone_since + self.leave_grace_s:
                 self._end(racer, "left", now)
+                self._dirty.pop(racer.id, None)
                 effects.append(LogMoves(racer.id, (racer.record("left", "", racer.end_ms or 0),)))
                 effects.append(self._to_all(self._progress(racer)))
         if self._all_done():
@@ -323,7 +329,7 @@ class Room:
         rejected: dict[str, Any] | None = None
         for text in texts:
             try:
-                move = game.parse_move(text)
+                move = self._parse(text)
                 state = game.apply(state, move)
             except (IllegalMove, NotationError) as exc:
                 code = "bad_notation" if isinstance(exc, NotationError) else "illegal_move"
@@ -355,10 +361,20 @@ class Room:
         }
         effects.append(Send((racer.id,), reply))
         if applied:
-            effects.append(self._to_others(racer.id, self._progress(racer)))
+            self._dirty[racer.id] = None
         if self._all_done():
             effects += self._close()
         return effects
+
+    @property
+    def has_pending_progress(self) -> bool:
+        return bool(self._dirty)
+
+    def flush_progress(self) -> list[Effect]:
+        """The opponents' view of every racer who moved since the last flush. The caller
+        flushes every room a few times a second; the end of the race flushes too."""
+        dirty, self._dirty = self._dirty, {}
+        return [self._to_others(pid, self._progress(self.racers[pid])) for pid in dirty if pid in self.racers]
 
     def resign(self, player_id: int, now: float) -> list[Effect]:
         racer = self._racer(player_id)
@@ -367,6 +383,7 @@ class Room:
         if racer.done:
             raise RoomError("game_over", f"your game is over ({racer.outcome})")
         self._end(racer, "resigned", now)
+        self._dirty.pop(racer.id, None)  # told to everyone now, below
         effects: list[Effect] = [LogMoves(racer.id, (racer.record("resign", "", racer.end_ms or 0),))]
         effects.append(self._to_all(self._progress(racer)))
         if self._all_done():
@@ -401,9 +418,10 @@ class Room:
         return tuple(out)
 
     def _close(self) -> list[Effect]:
+        effects = self.flush_progress()  # everyone's last moves, before the ranking
         self.status = Status.CLOSING
         self.results = self.ranking()
-        return [SaveResults(self.results)]
+        return [*effects, SaveResults(self.results)]
 
     def verify(self, results: Sequence[Result]) -> None:
         """Replay every result's move log from the deal: a log that does not replay, or

@@ -110,6 +110,7 @@ class RaceService:
         self.online: dict[int, Session] = {}  # player id -> its current session
         self._timers: dict[str, tuple[float, asyncio.Task[None]]] = {}
         self._started: set[int] = set()  # races whose start is recorded in the store
+        self._flusher: asyncio.Task[None] | None = None
         self._handlers: dict[type, Callable[[Session, Any], Any]] = {
             p.Hello: self._hello,
             p.ListGames: self._list_games,
@@ -564,6 +565,21 @@ class RaceService:
             raise p.ProtocolError(p.ErrorCode.NOT_IN_RACE, "you are not in a race: create or join one")
         return session.room
 
+    # --- background ----------------------------------------------------------------
+    def start(self) -> None:
+        """Start the progress flusher (once the event loop runs)."""
+        self._flusher = asyncio.create_task(self._flush_progress())
+
+    async def _flush_progress(self) -> None:
+        while True:
+            await asyncio.sleep(self.config.progress_interval_s)
+            for room in list(self.rooms.values()):
+                if room.has_pending_progress:
+                    try:
+                        await self._run(room, room.flush_progress())
+                    except Exception:
+                        log.exception("flushing progress of race %s failed", room.code)
+
     # --- restart -------------------------------------------------------------------
     async def recover(self) -> None:
         """Rebuild every race left running by a crash or a restart, from its move log.
@@ -598,6 +614,8 @@ class RaceService:
         """Stop: every acknowledged move is already durable; tell the clients to come back.
 
         Races stay running in the database and resume when the server starts again."""
+        if self._flusher is not None:
+            self._flusher.cancel()
         for session in list(self.online.values()):
             session.peer.close(1012, "server restarting: reconnect to resume your race")
         for _, task in list(self._timers.values()):

@@ -10,6 +10,7 @@ is never changed (it cannot be: states are frozen).
 from __future__ import annotations
 
 import enum
+import functools
 from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Iterable, Sequence
@@ -82,8 +83,9 @@ class Game(ABC, Generic[S]):
     name: ClassVar[str]
     summary: ClassVar[str]
     # How far ``outcome`` searches rearranging moves for a way to progress before it
-    # gives the player the benefit of the doubt.
-    stuck_search_limit: ClassVar[int] = 2000
+    # gives the player the benefit of the doubt. Small on purpose: the server runs it after
+    # every move, and a racer shuffling cards must not be able to make each move expensive.
+    stuck_search_limit: ClassVar[int] = 300
 
     # --- dealing -------------------------------------------------------------------
     @abstractmethod
@@ -118,10 +120,24 @@ class Game(ABC, Generic[S]):
         """True for a legal move that cannot open anything (rules.md: shuttling)."""
         return False
 
+    def has_productive_move(self, state: S) -> bool:
+        """A cheap sufficient test: True only if a productive move (a card home, a redeal,
+        the stock) is available now. ``outcome`` then needs no move generation; games
+        override this where it is cheaper than ``legal_moves`` (the server calls
+        ``outcome`` after every move)."""
+        return False
+
     def outcome(self, state: S) -> Outcome:
         """Won, stuck (no move left that could ever bring another card home), or playing."""
         if self.is_won(state):
             return Outcome.WON
+        if self.has_productive_move(state):
+            return Outcome.PLAYING
+        return self._searched_outcome(state)
+
+    @functools.lru_cache(maxsize=4096)  # noqa: B019 - games live as long as the process
+    def _searched_outcome(self, state: S) -> Outcome:
+        # Cached: a racer shuffling cards back and forth revisits the same positions.
         moves = [m for m in self.legal_moves(state) if not self.is_shuttle(state, m)]
         if not moves:
             return Outcome.STUCK

@@ -66,8 +66,12 @@ def parse_card(text: str) -> Card:
     return card(RANKS.index(t[0]) + 1, SUITS.index(t[1]))
 
 
+# Every code, by card int: views are built on every move, so this is a lookup, not a format.
+_CODES = (None,) * 4 + tuple(RANKS[(c >> 2) - 1] + SUITS[c & 3] for c in range(4, 56))  # no rank 0: None
+
+
 def codes(cards: Iterable[Card]) -> list[str]:
-    return [code(c) for c in cards]
+    return [_CODES[c] for c in cards]  # type: ignore[misc]  # an invalid card raises IndexError
 
 
 def standard_deck(copies: int = 1, ranks: Iterable[int] = range(1, 14)) -> list[Card]:

@@ -82,6 +82,12 @@ class Perseverance(Game[PerseveranceState]):
             moves.append(REDEAL)
         return moves
 
+    def has_productive_move(self, state: PerseveranceState) -> bool:
+        if self.may_redeal(state) and any(state.piles):
+            return True
+        found = state.foundations
+        return any(pile and found[pile[-1] & 3] + 1 == pile[-1] >> 2 for pile in state.piles)
+
     def apply(self, state: PerseveranceState, move: Move) -> PerseveranceState:
         kind = move.kind
         if kind is Kind.HOME:

@@ -124,6 +124,12 @@ class PersianPatience(Game[PersianState]):
             moves.append(REDEAL)
         return moves
 
+    def has_productive_move(self, state: PersianState) -> bool:
+        if state.redeals < MAX_REDEALS and any(state.piles):
+            return True
+        found = state.foundations
+        return any(pile and _home(found, pile[-1]) is not None for pile in state.piles)
+
     def apply(self, state: PersianState, move: Move) -> PersianState:
         kind = move.kind
         if kind is Kind.HOME:

@@ -19,8 +19,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 
 class GroupCommitter:
-    def __init__(self, engine: AsyncEngine, table: Table, on_commit: Callable[[int, float], None] | None = None) -> None:
+    def __init__(
+        self, engine: AsyncEngine, table: Table, write_lock: asyncio.Lock, on_commit: Callable[[int, float], None] | None = None
+    ) -> None:
         self._engine = engine
+        self._write_lock = write_lock
         self._table = table
         self._pending: list[tuple[list[dict[str, Any]], asyncio.Future[None]]] = []
         self._flusher: asyncio.Task[None] | None = None
@@ -40,7 +43,7 @@ class GroupCommitter:
             rows = [row for rows, _ in batch for row in rows]
             started = time.perf_counter()
             try:
-                async with self._engine.begin() as conn:
+                async with self._write_lock, self._engine.begin() as conn:
                     await conn.execute(insert(self._table), rows)
             except Exception as exc:  # every waiter of this batch learns of it
                 for _, future in batch:

@@ -7,10 +7,12 @@ dataclasses and the exceptions defined here, never SQLAlchemy objects or errors.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import re
 import secrets
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
@@ -19,7 +21,7 @@ from typing import Any, Self
 from sqlalchemy import delete, event, func, insert, select, update
 from sqlalchemy.engine import URL, Connection, make_url
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry
 
 from .migrate import upgrade_to_head
@@ -240,8 +242,18 @@ class Store:
         self._engine = engine
         # expire_on_commit=False: rows are turned into records after commit.
         self._sessions = async_sessionmaker(engine, expire_on_commit=False)
-        self._move_log = GroupCommitter(engine, MoveLog.__table__, self._observe_commit)  # type: ignore[arg-type]
+        # SQLite has one writer at a time. Taking turns here, in FIFO order, beats meeting
+        # in SQLite's busy handler, which sleeps in growing steps (up to 100 ms) between
+        # tries; busy_timeout still covers writers in other processes.
+        self._write_lock = asyncio.Lock()
+        self._move_log = GroupCommitter(engine, MoveLog.__table__, self._write_lock, self._observe_commit)  # type: ignore[arg-type]
         self.commit_observer: Any = None  # called with (rows, seconds) after each move-log commit
+
+    @contextlib.asynccontextmanager
+    async def _writer(self) -> AsyncIterator[AsyncSession]:
+        """A session for one write transaction, taken in turn with every other writer."""
+        async with self._write_lock, self._sessions() as session:
+            yield session
 
     def _observe_commit(self, rows: int, seconds: float) -> None:
         if self.commit_observer is not None:
@@ -287,7 +299,7 @@ class Store:
             token_hash=_check_token_hash(token_hash),
             created_at=_check_time(now),
         )
-        async with self._sessions() as session:
+        async with self._writer() as session:
             session.add(row)
             try:
                 await session.commit()
@@ -318,7 +330,7 @@ class Store:
 
     async def rename_player(self, player_id: int, name: str) -> None:
         statement = update(Player).where(Player.id == player_id).values(name=_check_name(name))
-        async with self._sessions() as session:
+        async with self._writer() as session:
             result = await session.execute(statement)
             await session.commit()
         if result.rowcount == 0:  # type: ignore[attr-defined]
@@ -358,7 +370,7 @@ class Store:
             kind=kind,
             daily_date=daily_date,
         )
-        async with self._sessions() as session:
+        async with self._writer() as session:
             session.add(row)
             try:
                 await session.commit()
@@ -390,7 +402,7 @@ class Store:
             .where(Race.id == race_id, Race.status == "open")
             .values(status="running", started_at=_check_time(started_at))
         )
-        async with self._sessions() as session:
+        async with self._writer() as session:
             result = await session.execute(statement)
             if result.rowcount == 0:  # type: ignore[attr-defined]
                 await session.rollback()
@@ -475,7 +487,7 @@ class Store:
             .where(Race.id == race_id, Race.status == "running")
             .values(status="finished", finished_at=_check_time(finished_at))
         )
-        async with self._sessions() as session:
+        async with self._writer() as session:
             # The UPDATE comes first: it takes the write lock and proves the race is running.
             result = await session.execute(mark_finished)
             if result.rowcount == 0:  # type: ignore[attr-defined]
@@ -528,7 +540,7 @@ class Store:
         if row is None:
             # A fresh transaction that starts with its write: in WAL mode a transaction that
             # read first cannot take the write lock once another writer has committed.
-            async with self._sessions() as session:
+            async with self._writer() as session:
                 session.add(DailyChallenge(game=game, date=date, deal_number=deal_number, par=None, created_at=_check_time(now)))
                 try:
                     await session.commit()
@@ -548,7 +560,7 @@ class Store:
         """Make ``race_id`` the player's ranked attempt at the day's ``game`` challenge.
 
         True if it is the first attempt (ranked); False if the player already had one."""
-        async with self._sessions() as session:
+        async with self._writer() as session:
             session.add(DailyAttempt(game=game, date=date, player_id=player_id, race_id=race_id, started_at=_check_time(now)))
             try:
                 await session.commit()
@@ -617,7 +629,7 @@ class Store:
         nothing refers to it. Returns False, changing nothing, if the race is missing or
         has started; a started race is ended with finish_race instead."""
         statement = delete(Race).where(Race.id == race_id, Race.status == "open")
-        async with self._sessions() as session:
+        async with self._writer() as session:
             result = await session.execute(statement)
             await session.commit()
         return bool(result.rowcount)  # type: ignore[attr-defined]
@@ -630,7 +642,7 @@ class Store:
         stored = await self._setting(DEAL_SECRET_SETTING)
         if stored is None:
             fresh = Setting(name=DEAL_SECRET_SETTING, value=secrets.token_hex(DEAL_SECRET_BYTES))
-            async with self._sessions() as session:
+            async with self._writer() as session:
                 session.add(fresh)
                 try:
                     await session.commit()

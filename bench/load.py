@@ -1,0 +1,468 @@
+"""Load benchmark: the race server against the raw websockets ceiling, in one run.
+
+    python bench/load.py [--racers 100,1000] [--rooms 2,8] [--seconds 6] [--json FILE]
+
+For every case (N racers connected at once, rooms of K), in separate processes:
+- an **echo server** (plain ``websockets``, answers each message, nothing else), and
+- the **race server** (``solitaire-race serve`` with its real SQLite database),
+each pinned to CPU 0, are driven by the same **load generator** pinned to CPU 1, twice:
+**saturation** (each racer sends its next message as soon as the previous one is answered)
+and **paced** (2 moves per second per racer). Racers play real games: each computes its
+moves from the view the server sent it (Persian Patience, home moves first, then builds),
+sends them one at a time and checks every answer; rooms race again when a race ends.
+Against the echo server the same racers send the same move messages and get them back.
+
+Prints per case: moves (or messages) per second, p50/p99/max round trip, server CPU use,
+server RSS per connected racer, and the ratio of the race server's moves/s to the echo
+server's messages/s in the same run. ``--json`` also writes the figures, to compare commits.
+
+The generator speaks the websocket protocol directly on asyncio (masked frames, minimal
+parsing) so that it costs a few microseconds per message: a ``websockets`` client in the
+same single core would saturate before the echo server does. Loopback only; every loop is
+bounded by the case's time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import collections
+import json
+import os
+import random
+import re
+import resource
+import signal
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+GAME = "persian-patience"
+SCRIPT_LIMIT = 300
+
+
+# --- a small, fast websocket client -------------------------------------------------------
+
+
+class WsClient(asyncio.Protocol):
+    """Just enough of RFC 6455 for a load generator: text frames out, text frames in
+    (unmasked, as servers send them), pongs for pings, and the close frame.
+
+    Client frames must be masked; the mask key is all zeros, which the protocol allows
+    and which makes masking free (XOR with zero). Fine on loopback, where no proxy needs
+    protecting from crafted frames."""
+
+    MASK = b"\x00\x00\x00\x00"
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.buffer = bytearray()
+        self.handshake: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.inbox: collections.deque[bytes] = collections.deque()
+        self.waiter: asyncio.Future[None] | None = None
+        self.closed = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def _deliver(self, payload: bytes) -> None:
+        self.inbox.append(payload)
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_result(None)
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        if not self.handshake.done():
+            end = self.buffer.find(b"\r\n\r\n")
+            if end < 0:
+                return
+            status = bytes(self.buffer[:end]).split(b"\r\n", 1)[0]
+            del self.buffer[: end + 4]
+            if b" 101 " not in status:
+                self.handshake.set_exception(ConnectionError(status.decode(errors="replace")))
+                return
+            self.handshake.set_result(None)
+        buf = self.buffer
+        pos = 0
+        while len(buf) - pos >= 2:
+            opcode, length = buf[pos] & 0x0F, buf[pos + 1] & 0x7F
+            start = pos + 2
+            if length == 126:
+                if len(buf) - pos < 4:
+                    break
+                length, start = struct.unpack_from("!H", buf, pos + 2)[0], pos + 4
+            elif length == 127:
+                if len(buf) - pos < 10:
+                    break
+                length, start = struct.unpack_from("!Q", buf, pos + 2)[0], pos + 10
+            if len(buf) < start + length:
+                break
+            payload = bytes(buf[start : start + length])
+            pos = start + length
+            if opcode == 0x1:
+                self._deliver(payload)
+            elif opcode == 0x9:
+                self._frame(0xA, payload)
+            elif opcode == 0x8:
+                self.closed = True
+                self._deliver(b"")
+        del buf[:pos]
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self._deliver(b"")
+        if not self.handshake.done():
+            self.handshake.set_exception(ConnectionError("connection lost during the handshake"))
+
+    def _frame(self, opcode: int, payload: bytes) -> None:
+        n = len(payload)
+        if n < 126:
+            head = bytes((0x80 | opcode, 0x80 | n))
+        elif n < 65536:
+            head = bytes((0x80 | opcode, 0x80 | 126)) + struct.pack("!H", n)
+        else:
+            head = bytes((0x80 | opcode, 0x80 | 127)) + struct.pack("!Q", n)
+        assert self.transport is not None
+        self.transport.write(head + self.MASK + payload)
+
+    def send(self, payload: bytes) -> None:
+        self._frame(0x1, payload)
+
+    async def recv(self) -> bytes:
+        while not self.inbox:
+            self.waiter = asyncio.get_running_loop().create_future()
+            await self.waiter
+        message = self.inbox.popleft()
+        if not message and self.closed:
+            raise ConnectionError("closed")
+        return message
+
+    def close(self) -> None:
+        if self.transport is not None and not self.transport.is_closing():
+            self._frame(0x8, struct.pack("!H", 1000))
+            self.transport.close()
+
+
+async def ws_connect(url: str) -> WsClient:
+    m = re.fullmatch(r"ws://([^:/]+):(\d+)(/.*)", url)
+    assert m, url
+    host, port, path = m.group(1), int(m.group(2)), m.group(3)
+    loop = asyncio.get_running_loop()
+    _, client = await loop.create_connection(WsClient, host, port)
+    key = base64.b64encode(os.urandom(16)).decode()
+    request = (
+        f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    )
+    assert client.transport is not None
+    client.transport.write(request.encode())
+    await client.handshake
+    return client
+
+
+# --- racers ---------------------------------------------------------------------------------
+
+
+class Reply(msgspec.Struct):
+    type: str
+    id: Any = None
+    applied: list[str] | None = None
+    rejected: Any = None
+    outcome: str | None = None
+    view: Any = None
+    race: Any = None
+    code: str | None = None
+
+
+decode_reply = msgspec.json.Decoder(Reply).decode
+encode = msgspec.json.Encoder().encode
+
+
+class Stats:
+    def __init__(self) -> None:
+        self.rtts: list[float] = []
+        self.errors: list[str] = []
+        self.window = (0.0, 0.0)
+        self.moves_in_window = 0
+        self.races_finished = 0
+
+    def record(self, sent: float, received: float) -> None:
+        if self.window[0] <= sent and received <= self.window[1]:
+            self.rtts.append(received - sent)
+            self.moves_in_window += 1
+
+
+class Racer:
+    def __init__(self, client: WsClient, name: str) -> None:
+        self.client = client
+        self.name = name
+        self.next_id = 0
+        self.early: list[Reply] = []  # messages read while waiting for something else
+
+    async def request(self, message: dict[str, Any]) -> Reply:
+        self.next_id += 1
+        rid = self.next_id
+        self.client.send(encode({**message, "id": rid}))
+        return await self.wait(lambda r: r.id == rid)
+
+    async def wait(self, match: Any) -> Reply:
+        for i, reply in enumerate(self.early):
+            if match(reply):
+                return self.early.pop(i)
+        while True:
+            reply = decode_reply(await self.client.recv())
+            if match(reply):
+                return reply
+            if reply.type not in ("progress", "room", "countdown"):  # ignored traffic
+                self.early.append(reply)
+
+
+def script_from_view(view: dict[str, Any], rng: random.Random) -> list[str]:
+    """A game's worth of legal moves, worked out from the racer's own view only."""
+    from solitaire_race.client.known import known_state
+    from solitaire_race.engine import Kind, get_game
+
+    game = get_game(view["game"])
+    state = known_state(view)
+    moves: list[str] = []
+    while len(moves) < SCRIPT_LIMIT:
+        legal = game.legal_moves(state)
+        if not legal:
+            break
+        home = [m for m in legal if m.kind is Kind.HOME]
+        build = [m for m in legal if m.kind is Kind.BUILD and not game.is_shuttle(state, m)]
+        move = rng.choice(home or build or legal)
+        moves.append(game.format_move(move))
+        state = game.apply(state, move)
+    return moves
+
+
+async def pace(start: float, interval: float | None) -> None:
+    if interval:
+        await asyncio.sleep(max(0.0, start + interval - time.perf_counter()))
+
+
+async def race_room(racers: list[Racer], stats: Stats, deadline: float, interval: float | None, rng: random.Random) -> None:
+    """Race again and again until the deadline: create, join, start, play, finish."""
+    host, guests = racers[0], racers[1:]
+    while time.perf_counter() < deadline - 0.5:
+        room = await host.request({"type": "create_race", "game": GAME})
+        code = room.race["code"]
+        for guest in guests:
+            await guest.request({"type": "join_race", "code": code})
+        await host.request({"type": "start_race"})
+
+        async def play(racer: Racer) -> None:
+            started = await racer.wait(lambda r: r.type == "race_started")
+            script = script_from_view(started.view, rng)
+            for text in script:
+                if time.perf_counter() >= deadline:
+                    break
+                sent = time.perf_counter()
+                reply = await racer.request({"type": "move", "moves": [text]})
+                stats.record(sent, time.perf_counter())
+                if reply.type != "move_result" or reply.applied != [text]:
+                    stats.errors.append(f"{racer.name}: {text}: {reply.type} {reply.rejected or reply.code}")
+                    break
+                if reply.outcome != "playing":
+                    return
+                await pace(sent, interval)
+            await racer.request({"type": "resign"})
+
+        await asyncio.gather(*(play(r) for r in racers))
+        for racer in racers:
+            await racer.wait(lambda r: r.type == "race_finished")
+        for racer in racers:
+            await racer.request({"type": "leave_race"})
+        stats.races_finished += 1
+
+
+async def echo_racer(racer: Racer, stats: Stats, deadline: float, interval: float | None) -> None:
+    message = {"type": "move", "moves": ["3>f"]}
+    while time.perf_counter() < deadline:
+        sent = time.perf_counter()
+        reply = await racer.request(message)
+        stats.record(sent, time.perf_counter())
+        if reply.type != "move":
+            stats.errors.append(f"echo: {reply.type}")
+        await pace(sent, interval)
+
+
+async def generate(url: str, kind: str, racers: int, room_size: int, seconds: float, rate: float | None, warmup: float = 1.0) -> dict[str, Any]:
+    stats = Stats()
+    rng = random.Random(42)
+    clients: list[Racer] = []
+    for i in range(racers):
+        client = await ws_connect(url)
+        racer = Racer(client, f"load{os.getpid()}-{i}")
+        if kind == "race":
+            welcome = await racer.request({"type": "hello", "name": racer.name[:32]})
+            assert welcome.type == "welcome", welcome
+        clients.append(racer)
+    interval = 1.0 / rate if rate else None
+    now = time.perf_counter()
+    stats.window = (now + warmup, now + warmup + seconds)
+    deadline = stats.window[1]
+    print("READY", flush=True)  # the parent samples the server's CPU and memory from here
+    if kind == "race":
+        rooms = [clients[i : i + room_size] for i in range(0, racers, room_size)]
+        await asyncio.gather(*(race_room(r, stats, deadline, interval, random.Random(i)) for i, r in enumerate(rooms)))
+    else:
+        # Paced racers start spread over one interval, as real players would be.
+        async def start(r: Racer, i: int) -> None:
+            if interval:
+                await asyncio.sleep(interval * i / racers)
+            await echo_racer(r, stats, deadline, interval)
+
+        await asyncio.gather(*(start(r, i) for i, r in enumerate(clients)))
+    for racer in clients:
+        racer.client.close()
+    rtts = sorted(stats.rtts)
+
+    def pct(q: float) -> float:
+        return rtts[min(len(rtts) - 1, int(q * len(rtts)))] * 1e6 if rtts else float("nan")
+
+    return {
+        "per_s": stats.moves_in_window / seconds,
+        "p50_us": pct(0.50), "p99_us": pct(0.99), "max_us": rtts[-1] * 1e6 if rtts else float("nan"),
+        "samples": len(rtts), "errors": stats.errors[:20], "error_count": len(stats.errors),
+        "races_finished": stats.races_finished,
+    }
+
+
+# --- processes ------------------------------------------------------------------------------
+
+
+def raise_fd_limit() -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+async def echo_server() -> None:
+    from websockets.asyncio.server import serve
+
+    async def echo(ws: Any) -> None:
+        async for message in ws:
+            await ws.send(message)
+
+    async with serve(echo, "127.0.0.1", 0, compression=None, max_size=2**16) as server:
+        port = next(iter(server.sockets)).getsockname()[1]
+        print(f"websocket ws://127.0.0.1:{port}/ws", flush=True)
+        await asyncio.Event().wait()
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_bytes(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def start_server(kind: str, db: Path) -> tuple[subprocess.Popen[str], str]:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    if kind == "echo":
+        cmd = [sys.executable, __file__, "echo-server"]
+    else:
+        cmd = [sys.executable, "-m", "solitaire_race.cli", "serve", "--port", "0", "--db", f"sqlite+aiosqlite:///{db}",
+               "--secret", "bench", "--countdown", "0", "--rate-limit", "0"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
+                            preexec_fn=lambda: (os.sched_setaffinity(0, {0}), raise_fd_limit()))
+    for _ in range(200):
+        line = proc.stdout.readline()  # type: ignore[union-attr]
+        if m := re.search(r"websocket (ws://[^\s,]+)", line):
+            return proc, m.group(1)
+        if not line:
+            break
+    proc.kill()
+    raise RuntimeError(f"the {kind} server did not start")
+
+
+def warm_up(url: str) -> None:
+    """One connect/disconnect: a fresh asyncio server runs at half speed until its first
+    client leaves (shared/design/performance.md)."""
+    async def once() -> None:
+        client = await ws_connect(url)
+        client.close()
+        await asyncio.sleep(0.2)
+
+    asyncio.run(once())
+
+
+def run_case(kind: str, url: str, server: subprocess.Popen[str], racers: int, room: int, seconds: float, rate: float | None) -> dict[str, Any]:
+    args = [sys.executable, __file__, "generate", url, kind, str(racers), str(room), str(seconds), str(rate or 0)]
+    gen = subprocess.Popen(args, stdout=subprocess.PIPE, text=True, preexec_fn=lambda: (os.sched_setaffinity(0, {1}), raise_fd_limit()))
+    idle_rss = rss_bytes(server.pid)
+    assert gen.stdout is not None
+    line = gen.stdout.readline()
+    if line.strip() != "READY":
+        gen.wait()
+        raise RuntimeError(f"generator failed: {line}")
+    busy_rss = rss_bytes(server.pid)
+    time.sleep(1.0)  # the generator's warm-up second
+    cpu0, t0 = cpu_seconds(server.pid), time.perf_counter()
+    out, _ = gen.communicate(timeout=seconds + 600)
+    cpu1, t1 = cpu_seconds(server.pid), time.perf_counter()
+    result = json.loads(out.strip().splitlines()[-1])
+    result["server_cpu"] = (cpu1 - cpu0) / (t1 - t0)
+    result["rss_per_racer_kib"] = max(0, busy_rss - idle_rss) / racers / 1024
+    return result
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--racers", default="100,1000")
+    parser.add_argument("--rooms", default="2,8")
+    parser.add_argument("--seconds", type=float, default=6.0)
+    parser.add_argument("--json", help="write the figures to this file")
+    args = parser.parse_args(argv)
+    cases = [(n, k) for n in map(int, args.racers.split(",")) for k in map(int, args.rooms.split(","))]
+    results: dict[str, Any] = {"cases": []}
+    print(f"{'case':<34}{'server':<7}{'per s':>9}{'p50 µs':>9}{'p99 µs':>9}{'max µs':>10}{'cpu':>6}{'KiB/racer':>10}{'ratio':>7}")
+    for mode, rate in (("saturation", None), ("2 moves/s", 2.0)):
+        for racers, room in cases:
+            row: dict[str, Any] = {"mode": mode, "racers": racers, "room": room}
+            for kind in ("echo", "race"):
+                with tempfile.TemporaryDirectory() as tmp:
+                    server, url = start_server(kind, Path(tmp) / "load.sqlite3")
+                    try:
+                        warm_up(url)
+                        row[kind] = run_case(kind, url, server, racers, room, args.seconds, rate)
+                    finally:
+                        server.send_signal(signal.SIGTERM)
+                        server.wait(timeout=30)
+            row["ratio"] = row["race"]["per_s"] / row["echo"]["per_s"] if row["echo"]["per_s"] else float("nan")
+            results["cases"].append(row)
+            label = f"{mode}, {racers} racers, rooms of {room}"
+            for kind in ("echo", "race"):
+                r = row[kind]
+                ratio = f"{row['ratio']:.2f}" if kind == "race" else ""
+                print(f"{label if kind == 'echo' else '':<34}{kind:<7}{r['per_s']:>9,.0f}{r['p50_us']:>9,.0f}{r['p99_us']:>9,.0f}"
+                      f"{r['max_us']:>10,.0f}{r['server_cpu']:>6.0%}{r['rss_per_racer_kib']:>10.1f}{ratio:>7}", flush=True)
+                if r["error_count"]:
+                    print(f"    {r['error_count']} errors, e.g. {r['errors'][:3]}", flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2))
+    return results
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "echo-server":
+        asyncio.run(echo_server())
+    elif len(sys.argv) > 1 and sys.argv[1] == "generate":
+        url, kind, racers, room, seconds, rate = sys.argv[2:8]
+        print(json.dumps(asyncio.run(generate(url, kind, int(racers), int(room), float(seconds), float(rate) or None))))
+    else:
+        main()
