@@ -3,17 +3,24 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+CHROMIUM ?= /usr/bin/chromium
 
 .PHONY: run test bench
 run: $(STAMP)
 	$(VENV)/bin/solitaire-race serve $(ARGS)
 
-test: $(STAMP)
-	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+test: $(STAMP) $(CHROMIUM)
+	CHROMIUM=$(CHROMIUM) $(VENV)/bin/python -m pytest $(PYTEST_ARGS)
 
 bench: $(STAMP)
-	$(PY) bench/engine.py
-	$(PY) bench/leaderboard.py
+	$(PY) bench/run.py $(BENCH_ARGS)
+
+# The browser tests (tests/browser/) drive Debian's Chromium through Playwright; Playwright's
+# own browser downloads are not used. Installed here when missing (as root, or with sudo).
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+$(CHROMIUM):
+	$(SUDO) apt-get update
+	$(SUDO) apt-get install -y chromium fonts-dejavu-core
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import random
 import sqlite3
 import statistics
@@ -144,6 +145,7 @@ def main(argv: list[str] | None = None) -> dict[str, tuple[float, float]]:
     parser.add_argument("--results", type=int, default=1_000_000)
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--db", help="database file to create (default: a temporary one)")
+    parser.add_argument("--json", help="also write the figures (ms) to this file")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(args.db) if args.db else Path(tmp) / "leaderboard-bench.sqlite3"
@@ -157,6 +159,8 @@ def main(argv: list[str] | None = None) -> dict[str, tuple[float, float]]:
     print(f"{'query':<46}{'median ms':>10}{'max ms':>9}")
     for name, (median, worst) in figures.items():
         print(f"{name:<46}{median:>10.2f}{worst:>9.2f}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({k: {"median_ms": m, "max_ms": w} for k, (m, w) in figures.items()}, indent=2))
     return figures
 
 

@@ -1,0 +1,63 @@
+"""A small run of the load generator (bench/load.py) against the real server: correctness
+only (every move answered and applied, no errors, results recorded), never timings."""
+
+from __future__ import annotations
+
+import importlib.util
+import sqlite3
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from solitaire_race.app import App
+
+from .conftest import make_config
+
+BENCH = Path(__file__).resolve().parents[1] / "bench" / "load.py"
+spec = importlib.util.spec_from_file_location("bench_load", BENCH)
+load = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+sys.modules["bench_load"] = load  # msgspec resolves the module's annotations through it
+spec.loader.exec_module(load)  # type: ignore[union-attr]
+
+
+@pytest.fixture
+async def open_app(tmp_path: Path) -> AsyncIterator[App]:
+    app = await App.start(make_config(tmp_path, countdown_s=0, rate_per_s=1e12, rate_burst=10**9))
+    try:
+        yield app
+    finally:
+        await app.stop()
+
+
+@pytest.mark.parametrize("room", [2, 8])
+async def test_fifty_racers_play_whole_races(open_app: App, room: int) -> None:
+    result: dict[str, Any] = await load.generate(open_app.ws_url, "race", 50, room, seconds=2.0, rate=None, warmup=0.2)
+    assert result["error_count"] == 0, result["errors"]
+    assert result["samples"] > 100 and result["races_finished"] >= 50 // room
+    db = Path(open_app.config.db_url.split("///", 1)[1])
+    with sqlite3.connect(db) as conn:
+        finished = conn.execute("SELECT count(*) FROM races WHERE status = 'finished'").fetchone()[0]
+        incomplete = conn.execute(
+            "SELECT count(*) FROM races r WHERE r.status = 'finished' AND "
+            "(SELECT count(*) FROM results x WHERE x.race_id = r.id) != "
+            "(SELECT count(*) FROM race_entries e WHERE e.race_id = r.id)"
+        ).fetchone()[0]
+        logged = conn.execute("SELECT count(*) FROM move_log WHERE kind = 'move'").fetchone()[0]
+    assert finished >= result["races_finished"] and incomplete == 0  # a result for every racer
+    assert logged >= result["samples"]  # every acknowledged move is in the durable log
+
+
+async def test_the_echo_baseline_gets_every_message_back() -> None:
+    from websockets.asyncio.server import serve
+
+    async def echo(ws: Any) -> None:
+        async for message in ws:
+            await ws.send(message)
+
+    async with serve(echo, "127.0.0.1", 0, compression=None) as server:
+        port = next(iter(server.sockets)).getsockname()[1]
+        result = await load.generate(f"ws://127.0.0.1:{port}/ws", "echo", 10, 2, seconds=0.5, rate=None, warmup=0.1)
+    assert result["error_count"] == 0 and result["samples"] > 10
