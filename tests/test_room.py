@@ -59,6 +59,8 @@ def test_lobby_join_ready_countdown_and_identical_deal() -> None:
     e = room.tick(now=5.0)
     views = [sends(e, pid, "race_started")[0]["view"] for pid in (1, 2)]
     assert views[0] == views[1] == get_game(GAME).view(get_game(GAME).deal(DEAL, SECRET))
+    opponents = sends(e, 1, "race_started")[0]["opponents"]  # the first racer sees the later ones
+    assert [(o["player_id"], o["home"], o["total"]) for o in opponents] == [(2, 4, 52)]
 
 
 def test_only_the_creator_starts_and_no_join_after_start() -> None:

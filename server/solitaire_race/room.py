@@ -256,10 +256,11 @@ class Room:
         self.status = Status.RUNNING
         first = self.game.deal(self.deal_number, self._secret)
         view = self.game.view(first)
-        effects: list[Effect] = [self._room_message()]
         for racer in self.racers.values():
             racer.state = first  # states are immutable: sharing the first one is safe
-            effects.append(Send((racer.id,), self._started_message(racer, view, now)))
+        # Every racer has its game before any message is built: each lists the others.
+        effects: list[Effect] = [self._room_message()]
+        effects += [Send((r.id,), self._started_message(r, view, now)) for r in self.racers.values()]
         return effects
 
     def _started_message(self, racer: Racer, view: dict[str, Any], now: float) -> dict[str, Any]:

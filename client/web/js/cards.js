@@ -1,0 +1,71 @@
+// Drawing cards and piles with HTML/CSS. Every face-up card carries data-card="<code>" so the
+// page (and its tests) can tell exactly which card is where; backs and empty slots carry none.
+import { h } from "./util.js";
+
+export const SUIT_SYMBOLS = { S: "♠", H: "♥", D: "♦", C: "♣" };
+export const SUIT_NAMES = { S: "spades", H: "hearts", D: "diamonds", C: "clubs" };
+const RED = new Set(["H", "D"]);
+const FACE = new Set(["J", "Q", "K"]);
+
+export const rankLabel = (rank) => (rank === "T" ? "10" : rank);
+export const isRed = (code) => RED.has(code[1]);
+/** "T♥" → "10♥", for sentences. */
+export const cardText = (code) => rankLabel(code[0]) + SUIT_SYMBOLS[code[1]];
+
+/** A face-up card. */
+export function card(code, attrs = {}) {
+  const rank = rankLabel(code[0]);
+  const suit = SUIT_SYMBOLS[code[1]];
+  const index = () => h("span", { class: "idx" }, h("b", {}, rank), h("i", {}, suit));
+  const centre = FACE.has(code[0])
+    ? h("span", { class: "face" }, h("b", {}, rank), h("i", {}, suit))
+    : h("span", { class: "pip" }, suit);
+  return h(
+    "div",
+    {
+      ...attrs,
+      class: `card ${isRed(code) ? "red" : "black"} suit-${code[1]}${code[0] === "T" ? " ten" : ""} ${attrs.class || ""}`,
+      dataset: { card: code, ...(attrs.dataset || {}) },
+      title: `${rank === "A" ? "Ace" : rank} of ${SUIT_NAMES[code[1]]}`,
+    },
+    index(),
+    centre,
+    h("span", { class: "idx corner" }, h("b", {}, rank), h("i", {}, suit)),
+  );
+}
+
+/** A face-down card. */
+export function back(attrs = {}) {
+  return h("div", { ...attrs, class: `card back ${attrs.class || ""}`, "aria-label": "face-down card" });
+}
+
+/** An empty place for a card, with an optional faint label (a suit, "A", "K"...). */
+export function slot(label = "", attrs = {}) {
+  const word = label.length > 1 ? " word" : "";
+  return h("div", { ...attrs, class: `slot ${attrs.class || ""}` }, label ? h("span", { class: `slot-label${word}` }, label) : null);
+}
+
+/**
+ * A pile fanned downwards (or rightwards with direction "right"): every card shows its index.
+ * `cards` are elements; the pile sets --n so CSS can size it.
+ */
+export function fan(cards, { emptyLabel = "", ...attrs } = {}, direction = "down") {
+  cards.forEach((el, i) => el.style.setProperty("--i", i));
+  return h(
+    "div",
+    { ...attrs, class: `pile fan fan-${direction} ${attrs.class || ""}`, style: { "--n": Math.max(cards.length, 1) } },
+    cards.length ? cards : slot(emptyLabel),
+  );
+}
+
+/** A squared-up stack of backs with a count badge (stock, face-down piles). */
+export function stack(count, attrs = {}, label = "") {
+  const shown = Math.min(count, 3); // a few offset backs suggest depth; the badge gives the number
+  const backs = Array.from({ length: shown }, (_, i) => back({ style: { "--i": i } }));
+  return h(
+    "div",
+    { ...attrs, class: `pile stack ${attrs.class || ""}`, "aria-label": `${count} face-down cards` },
+    backs.length ? backs : slot(label),
+    count > 0 ? h("span", { class: "badge" }, String(count)) : null,
+  );
+}

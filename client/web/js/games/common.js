@@ -1,0 +1,75 @@
+// What the game renderers share: rank arithmetic for display, the parsing of target ids, and
+// the two-way foundations of Parallels and Patriarchs (an Ace foundation built up and a King
+// foundation built down per suit).
+import { card, slot, SUIT_SYMBOLS } from "../cards.js";
+import { h } from "../util.js";
+
+export const SUITS = ["S", "H", "D", "C"];
+const RANKS = "A23456789TJQK";
+export const rankValue = (code) => RANKS.indexOf(code[0]) + 1;
+
+/** Pile id "p7" → 7 (the notation's 1-based number), or null. */
+export const pileNumber = (id) => (/^p\d+$/.test(id) ? Number(id.slice(1)) : null);
+
+/** One foundation per suit, showing its top card (Perseverance family). */
+export function suitFoundations(tops, dst) {
+  return h(
+    "div",
+    { class: "foundations", dataset: { dst } },
+    tops.map((top, i) =>
+      top ? h("div", { class: "pile single", dataset: { dst } }, card(top)) : slot(SUIT_SYMBOLS[SUITS[i]], { dataset: { dst } }),
+    ),
+  );
+}
+
+/** Cards home on a two-way foundation: an Ace side holds A..top, a King side K..top. */
+export function twoWayHome(foundations) {
+  let home = 0;
+  for (const f of foundations) home += f.side === "A" ? rankValue(f.top) : 14 - rankValue(f.top);
+  return home;
+}
+
+/** One two-way foundation: its top card, which can be dragged onto the other side (a shift). */
+export function twoWayPile(f) {
+  const id = `${f.side}:${f.suit}`;
+  return h(
+    "div",
+    {
+      class: `pile single foundation side-${f.side}`,
+      dataset: { dst: id },
+      title: f.side === "A" ? "Ace foundation, built up" : "King foundation, built down",
+    },
+    card(f.top, { dataset: { src: `fnd-${id}` } }),
+    h("span", { class: "side-tag" }, f.side === "A" ? "▲" : "▼"),
+  );
+}
+
+export function twoWayBySide(foundations, side) {
+  return SUITS.map((suit) => foundations.find((f) => f.suit === suit && f.side === side));
+}
+
+/**
+ * The move for a drop on a two-way foundation `dst` ("A:S"): a card source `card(src)` gives
+ * e.g. "c2>A"; a foundation top ("fA:S") dropped on the other side gives the shift "S:A>K".
+ */
+export function twoWayMove(src, dst, cardSource) {
+  const [side] = dst.split(":");
+  if (src.startsWith("fnd-")) {
+    const [fromSide, suit] = src.slice(4).split(":");
+    return fromSide === side ? null : `${suit}:${fromSide}>${side}`;
+  }
+  const from = cardSource(src);
+  return from ? `${from}>${side}` : null;
+}
+
+/**
+ * Which side a double-clicked card is sent to: the one whose top it follows, else the Ace
+ * side. Only a convenience to pick the notation; the server still judges the move.
+ */
+export function twoWaySide(code, foundations) {
+  const up = foundations.find((f) => f.suit === code[1] && f.side === "A");
+  const down = foundations.find((f) => f.suit === code[1] && f.side === "K");
+  if (up && rankValue(up.top) + 1 === rankValue(code)) return "A";
+  if (down && rankValue(down.top) - 1 === rankValue(code)) return "K";
+  return "A";
+}

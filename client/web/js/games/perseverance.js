@@ -1,0 +1,53 @@
+// Perseverance, Perseverance A and Cruel: 12 piles fanned down so every card shows, the four
+// foundations, and the redeal button. Notation: "3>f", "3>7", "r" (docs/games/perseverance.md).
+import { card, fan } from "../cards.js";
+import { h } from "../util.js";
+import { pileNumber, rankValue, suitFoundations } from "./common.js";
+
+function make({ runs }) {
+  return {
+    total: 52,
+    render(view, ui) {
+      const piles = view.piles.map((cards, i) => {
+        const id = `p${i + 1}`;
+        // In Perseverance a run moves as a unit, so any card can be grabbed and the ones on top
+        // come along; in Cruel only the top card moves, and a click anywhere picks it.
+        const els = cards.map((code, j) =>
+          card(code, { dataset: runs || j === cards.length - 1 ? { src: id } : {} }),
+        );
+        return fan(els, {
+          dataset: { dst: id, pile: String(i + 1), ...(runs ? { carry: "" } : { pick: id }) },
+        });
+      });
+      const redeal = ui.moveButton({
+        label: "Redeal",
+        detail: view.redeals_left === null ? "unlimited" : `${view.redeals_left} left`,
+        move: "r",
+        dim: !view.redeal_allowed,
+      });
+      return h(
+        "div",
+        { class: "layout-perseverance" },
+        h("div", { class: "top-row" }, suitFoundations(view.foundations, "f"), h("div", { class: "controls" }, redeal)),
+        h("div", { class: "tableau twelve" }, piles),
+      );
+    },
+    moveFor(src, dst) {
+      const from = pileNumber(src);
+      if (from === null) return null;
+      if (dst === "f") return `${from}>f`;
+      const to = pileNumber(dst);
+      return to === null || to === from ? null : `${from}>${to}`;
+    },
+    homeFor(src) {
+      const from = pileNumber(src);
+      return from === null ? null : `${from}>f`;
+    },
+    progress(view) {
+      return view.foundations.reduce((sum, top) => sum + (top ? rankValue(top) : 0), 0);
+    },
+  };
+}
+
+export const perseverance = make({ runs: true });
+export const cruel = make({ runs: false });

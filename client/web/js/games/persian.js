@@ -1,0 +1,48 @@
+// Persian Patience: eight piles fanned down, eight foundations (two per suit), two redeals.
+// Notation: "3>f", "3>5", "r" (docs/games/persian-patience.md).
+import { card, fan, slot, SUIT_SYMBOLS } from "../cards.js";
+import { h } from "../util.js";
+import { pileNumber, SUITS } from "./common.js";
+
+const ORDER = "A789TJQK"; // this game's ranks, low to high
+
+export const persian = {
+  total: 64,
+  render(view, ui) {
+    const foundations = h(
+      "div",
+      { class: "foundations eight", dataset: { dst: "f" } },
+      view.foundations.map((top, i) =>
+        top
+          ? h("div", { class: "pile single", dataset: { dst: "f" } }, card(top))
+          : slot(SUIT_SYMBOLS[SUITS[Math.floor(i / 2)]], { dataset: { dst: "f" } }),
+      ),
+    );
+    const piles = view.piles.map((cards, i) => {
+      const id = `p${i + 1}`;
+      const els = cards.map((code, j) => card(code, { dataset: j === cards.length - 1 ? { src: id } : {} }));
+      return fan(els, { dataset: { dst: id, pick: id, pile: String(i + 1) } });
+    });
+    const redeal = ui.moveButton({ label: "Redeal", detail: `${view.redeals_left} left`, move: "r", dim: !view.redeal_allowed });
+    return h(
+      "div",
+      { class: "layout-persian" },
+      h("div", { class: "top-row" }, foundations, h("div", { class: "controls" }, redeal)),
+      h("div", { class: "tableau eight" }, piles),
+    );
+  },
+  moveFor(src, dst) {
+    const from = pileNumber(src);
+    if (from === null) return null;
+    if (dst === "f") return `${from}>f`;
+    const to = pileNumber(dst);
+    return to === null || to === from ? null : `${from}>${to}`;
+  },
+  homeFor(src) {
+    const from = pileNumber(src);
+    return from === null ? null : `${from}>f`;
+  },
+  progress(view) {
+    return view.foundations.reduce((sum, top) => sum + (top ? ORDER.indexOf(top[0]) + 1 : 0), 0);
+  },
+};

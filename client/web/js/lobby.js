@@ -1,0 +1,112 @@
+// The lobby: create a race (game, deal: random, a number or today's daily; private; time
+// limit), join by code, the public races open for joining, and the daily challenge per game.
+import { $, h, spacedCode } from "./util.js";
+
+const RACES_REFRESH_MS = 5000;
+const LAST_GAME_KEY = "solitaireRace.lastGame";
+
+export function initLobby(app) {
+  const form = $("#create-form");
+  const dealKind = () => form.querySelector("input[name=deal-kind]:checked").value;
+  const syncDeal = () => {
+    const kind = dealKind();
+    // dimmed, not disabled: clicking into it must still choose "Number"
+    $("#deal-number").classList.toggle("inactive", kind !== "number");
+    form.classList.toggle("daily-mode", kind === "daily");
+    $("#create-btn").textContent = kind === "daily" ? "Play today's daily" : "Create race";
+  };
+  for (const radio of form.querySelectorAll("input[name=deal-kind]")) radio.onchange = syncDeal;
+  $("#deal-number").onfocus = () => {
+    form.querySelector("input[value=number]").checked = true;
+    syncDeal();
+  };
+  syncDeal();
+  form.onsubmit = (event) => {
+    event.preventDefault();
+    const game = form.querySelector("input[name=game]:checked")?.value;
+    if (!game) return;
+    const kind = dealKind();
+    if (kind === "daily") {
+      app.startDaily(game);
+      return;
+    }
+    const deal = kind === "number" && $("#deal-number").value !== "" ? Number($("#deal-number").value) : null;
+    app.createRace({
+      game,
+      deal,
+      private: $("#private").checked,
+      time_limit_s: Number($("#time-limit").value),
+    });
+  };
+  $("#join-form").onsubmit = (event) => {
+    event.preventDefault();
+    const code = $("#join-code").value.trim();
+    if (code) app.joinRace(code);
+  };
+  $("#refresh-races").onclick = () => app.send({ type: "list_races" });
+  setInterval(() => {
+    if (document.body.dataset.screen === "lobby" && app.conn.isOpen && app.me) app.send({ type: "list_races" });
+  }, RACES_REFRESH_MS);
+}
+
+export function renderGames(app, games) {
+  const tiles = $("#game-tiles");
+  const chosen = tiles.querySelector("input:checked")?.value || localStorage.getItem(LAST_GAME_KEY) || games[0]?.id;
+  tiles.replaceChildren(
+    ...games.map((g) =>
+      h(
+        "label",
+        { class: "game-tile" },
+        h("input", { type: "radio", name: "game", value: g.id, checked: g.id === chosen, onchange: () => localStorage.setItem(LAST_GAME_KEY, g.id) }),
+        h("span", { class: "tile-body" }, h("b", {}, g.name), h("small", {}, g.summary)),
+      ),
+    ),
+  );
+  renderDaily(app, null);
+}
+
+/** The daily challenges (a daily_challenges message), or a plain list of games before it. */
+export function renderDaily(app, daily) {
+  const challenges = daily?.challenges ?? app.games.map((g) => ({ game: g.id, name: g.name }));
+  const board = (game) => {
+    const q = new URLSearchParams({ game, board: "daily" });
+    if (daily?.date) q.set("date", daily.date);
+    return `/leaderboard?${q}`;
+  };
+  $("#daily-date").textContent = daily?.date ? `· ${daily.date} (UTC)` : "";
+  $("#daily-list").replaceChildren(
+    ...challenges.map((c) =>
+      h(
+        "li",
+        { dataset: { game: c.game } },
+        h("span", { class: "daily-name" }, c.name ?? app.gameName(c.game), c.par ? h("small", {}, ` · par ${c.par}`) : null),
+        c.attempted ? h("span", { class: "done", title: "your ranked attempt is used; you can still replay it" }, "✓ played") : null,
+        h(
+          "button",
+          { type: "button", class: `small${c.attempted ? "" : " primary"}`, dataset: { daily: c.game }, onclick: () => app.startDaily(c.game) },
+          c.attempted ? "Replay" : "Play",
+        ),
+        h("a", { href: board(c.game) }, "Leaderboard"),
+      ),
+    ),
+  );
+}
+
+export function renderRaces(app, races) {
+  const list = $("#open-races");
+  if (!races.length) {
+    list.replaceChildren(h("li", { class: "empty" }, "No public races right now. Create one and untick “private”."));
+    return;
+  }
+  list.replaceChildren(
+    ...races.map((r) =>
+      h(
+        "li",
+        {},
+        h("span", { class: "race-game" }, app.gameName(r.game)),
+        h("span", { class: "race-who" }, `${r.players.map((p) => p.name).join(", ")} · ${r.players.length}/${r.max_players}`),
+        h("button", { type: "button", class: "small", onclick: () => app.joinRace(r.code) }, `Join ${spacedCode(r.code)}`),
+      ),
+    ),
+  );
+}

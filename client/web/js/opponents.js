@@ -1,0 +1,63 @@
+// The live racers panel: each racer's cards home, moves, outcome and time, best first.
+import { formatTime, h, OUTCOME_LABELS } from "./util.js";
+
+const MARKS = { won: "✓", stuck: "✗", resigned: "✗", timeout: "✗", left: "✗", interrupted: "✗" };
+
+export class RacersPanel {
+  constructor(el) {
+    this.el = el;
+    this.racers = new Map(); // player_id → {name, home, total, moves, outcome, time_ms, connected, me}
+  }
+
+  reset() {
+    this.racers.clear();
+  }
+
+  /** Merge what we know about a racer (progress messages, move results, room updates). */
+  update(playerId, fields) {
+    const racer = this.racers.get(playerId) || { connected: true, moves: 0, outcome: "playing", time_ms: null };
+    this.racers.set(playerId, { ...racer, ...fields });
+  }
+
+  /** Connection flags from a room message; racers who left the room are kept with their results. */
+  connections(players) {
+    for (const p of players) if (this.racers.has(p.id)) this.update(p.id, { connected: p.connected });
+  }
+
+  sorted() {
+    const finishedWin = (r) => (r.outcome === "won" ? 0 : 1);
+    return [...this.racers.entries()].sort(
+      ([, a], [, b]) =>
+        finishedWin(a) - finishedWin(b) ||
+        (a.outcome === "won" ? a.time_ms - b.time_ms : 0) ||
+        (b.total ? b.home / b.total : 0) - (a.total ? a.home / a.total : 0) ||
+        a.name.localeCompare(b.name),
+    );
+  }
+
+  render() {
+    const rows = this.sorted().map(([id, r], i) => {
+      const known = r.total > 0; // a total of 0 means the server did not say (yet)
+      const pct = known ? Math.round((100 * r.home) / r.total) : 0;
+      const status =
+        r.outcome === "playing"
+          ? r.connected
+            ? `${r.moves} moves`
+            : "away…"
+          : `${MARKS[r.outcome] || ""} ${OUTCOME_LABELS[r.outcome]}${r.time_ms !== null ? ` · ${formatTime(r.time_ms)}` : ""}`;
+      return h(
+        "li",
+        {
+          class: `racer outcome-${r.outcome}${r.me ? " me" : ""}${r.connected ? "" : " away"}`,
+          dataset: { playerId: String(id), outcome: r.outcome, home: String(r.home), moves: String(r.moves) },
+        },
+        h("span", { class: "place" }, String(i + 1)),
+        h("span", { class: "racer-name" }, r.name, r.me ? h("small", {}, " (you)") : null),
+        h("span", { class: "racer-home" }, known ? `${r.home}/${r.total}` : "—"),
+        h("span", { class: "bar" }, h("span", { class: "fill", style: { width: `${pct}%` } })),
+        h("span", { class: "racer-status" }, status, r.outcome === "playing" ? null : ` · ${r.moves} moves`),
+      );
+    });
+    this.el.replaceChildren(h("h3", {}, "Racers"), h("ol", { class: "racers" }, rows));
+  }
+}

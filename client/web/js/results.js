@@ -1,0 +1,62 @@
+// The end-of-race ranking, with links to the deal's leaderboard and the ways on.
+import { formatTime, h, OUTCOME_LABELS } from "./util.js";
+
+export function renderResults(el, m, app, daily) {
+  const me = app.me.id;
+  const mine = m.ranking.find((r) => r.player_id === me);
+  const solo = m.ranking.length === 1;
+  const title = !mine
+    ? "Race over"
+    : solo
+      ? mine.outcome === "won"
+        ? `Solved in ${formatTime(mine.time_ms)}!`
+        : `Game over: ${OUTCOME_LABELS[mine.outcome]}`
+      : mine.rank === 1 && mine.outcome === "won"
+        ? "You won the race!"
+        : mine.outcome === "won"
+          ? `You finished #${mine.rank}`
+          : `Race over: you are #${mine.rank}`;
+  const rows = m.ranking.map((r) =>
+    h(
+      "tr",
+      { class: r.player_id === me ? "me" : "", dataset: { playerId: String(r.player_id), rank: String(r.rank) } },
+      h("td", { class: "rank" }, h("span", { class: `medal place-${r.rank}` }, String(r.rank))),
+      h("td", { class: "name" }, r.name),
+      h("td", { class: `outcome outcome-${r.outcome}` }, OUTCOME_LABELS[r.outcome]),
+      h("td", { class: "time" }, r.time_ms === null ? "—" : formatTime(r.time_ms)),
+      h("td", { class: "num" }, `${r.home}/${r.total}`),
+      h("td", { class: "num" }, String(r.moves)),
+    ),
+  );
+  const board = `/leaderboard?game=${encodeURIComponent(m.game)}&deal=${m.deal}`;
+  const dailyBoard = daily ? `/leaderboard?game=${encodeURIComponent(m.game)}&board=daily&date=${daily.date}` : null;
+  el.replaceChildren(
+    h(
+      "div",
+      { class: "results-card" },
+      h("h2", {}, title),
+      h("p", { class: "sub" }, `${app.gameName(m.game)} · ${daily ? `daily ${daily.date}` : `deal ${m.deal}`}`),
+      h(
+        "table",
+        { class: "ranking" },
+        h("thead", {}, h("tr", {}, ["#", "Racer", "Result", "Time", "Home", "Moves"].map((t) => h("th", {}, t)))),
+        h("tbody", {}, rows),
+      ),
+      h(
+        "div",
+        { class: "results-actions" },
+        dailyBoard ? h("a", { class: "button", href: dailyBoard, id: "daily-leaderboard" }, "Today's daily leaderboard") : null,
+        h("a", { class: "button", href: board, id: "deal-leaderboard" }, "Leaderboard for this deal"),
+      ),
+      h(
+        "div",
+        { class: "results-actions" },
+        h("button", { type: "button", class: "primary", onclick: () => app.backToLobby() }, "Back to lobby"),
+        daily
+          ? null
+          : h("button", { type: "button", onclick: () => app.createRace({ game: m.game, deal: m.deal }) }, "Race this deal again"),
+        h("button", { type: "button", class: "quiet", onclick: () => (el.hidden = true) }, "Show the board"),
+      ),
+    ),
+  );
+}
