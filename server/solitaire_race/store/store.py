@@ -272,7 +272,7 @@ class Store:
         return cls(engine)
 
     async def close(self) -> None:
-        await self._move_log.drain()
+        await self._move_log.close()
         await self._engine.dispose()
 
     async def __aenter__(self) -> Self:
