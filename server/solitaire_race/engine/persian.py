@@ -18,12 +18,12 @@ Notation (piles numbered 1-8):
 
 from __future__ import annotations
 
-import re
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .base import Game, IllegalMove, Kind, Move, NotationError, Progress, require_unused
+from .base import Game, IllegalMove, Kind, Move, Progress, require_unused
 from .cards import (
     ACE,
     KING,
@@ -37,7 +37,7 @@ from .cards import (
     standard_deck,
     suit_label,
 )
-from .piles import Pile, deal_round, pile_error, replace
+from .piles import REDEAL, Pile, PileNotation, deal_round, pile_error, replace
 
 PILES = 8
 MAX_REDEALS = 2
@@ -62,8 +62,6 @@ class PersianState:
     redeals: int = 0  # redeals used
 
 
-_MOVE = re.compile(r"^(\d{1,2})\s*(?:>|-|\s)?\s*(f|\d{1,2})$")
-REDEAL = Move(Kind.REDEAL)
 
 
 def _home(found: tuple[int, ...], c: Card) -> tuple[int, ...] | None:
@@ -238,34 +236,13 @@ class PersianPatience(Game[PersianState]):
         return homed + [c for p in state.piles for c in p]
 
     # --- notation ------------------------------------------------------------------
-    def parse_move(self, text: str) -> Move:
-        t = text.strip().lower()
-        if t in ("r", "redeal"):
-            return REDEAL
-        m = _MOVE.match(t)
-        if not m:
-            raise NotationError(
-                f"{text!r} is not a {self.name} move: use e.g. '3>f' (pile 3 to a "
-                "foundation), '3>5' (pile 3 onto pile 5) or 'r' (redeal)"
-            )
-        src = int(m.group(1))
-        self._check_pile_number(src, text)
-        if m.group(2) == "f":
-            return Move(Kind.HOME, src - 1)
-        dst = int(m.group(2))
-        self._check_pile_number(dst, text)
-        return Move(Kind.BUILD, src - 1, dst - 1)
+    @functools.cached_property
+    def _notation(self) -> PileNotation:
+        return PileNotation(self.name, PILES, "a foundation")
 
-    def _check_pile_number(self, n: int, text: str) -> None:
-        if not 1 <= n <= PILES:
-            raise NotationError(f"{text!r}: there is no pile {n} (piles are 1-{PILES})")
+    def parse_move(self, text: str) -> Move:
+        return self._notation.parse(text)
 
     def format_move(self, move: Move) -> str:
-        if move.kind is Kind.REDEAL:
-            return "r"
-        if move.kind is Kind.HOME:
-            return f"{move.src + 1}>f"
-        if move.kind is Kind.BUILD:
-            return f"{move.src + 1}>{move.dst + 1}"
-        raise NotationError(f"{self.name} has no {move.kind.value} moves")
+        return self._notation.format(move)
 

@@ -5,13 +5,15 @@
 - ``TwoWayFoundations``: per suit, one foundation up from an Ace and one down from a King,
   with top cards shifting between them when they meet (Parallels, Patriarchs).
 - Pile-level helpers for dealing in chunks and replacing piles inside a tuple.
+- ``PileNotation``: the move notation of games played between numbered piles.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
-from .base import IllegalMove
+from .base import IllegalMove, Kind, Move, NotationError
 from .cards import ACE, KING, Card, card, code, label, suit_label, suit_of
 
 Pile = tuple[Card, ...]
@@ -166,3 +168,45 @@ class TwoWayFoundations:
             for side, side_name in ((UP, "A"), (DOWN, "K"))
         ]
 
+
+
+_PILE_MOVE = re.compile(r"^(\d{1,2})\s*(?:>|-|\s)?\s*(f|\d{1,2})$")
+REDEAL = Move(Kind.REDEAL)
+
+
+class PileNotation:
+    """``3>f`` (pile 3 home), ``3>7`` (pile 3 onto pile 7), ``r`` (redeal); piles from 1.
+
+    Also accepted: ``3f``, ``3-7``, ``3 7``, ``redeal``, any case. ``format`` always writes
+    the first forms, so ``parse(format(m)) == m``."""
+
+    def __init__(self, game_name: str, piles: int, home: str) -> None:
+        self.game_name = game_name
+        self.piles = piles
+        self.help = f"use e.g. '3>f' (pile 3 to {home}), '3>5' (pile 3 onto pile 5) or 'r' (redeal)"
+
+    def parse(self, text: str) -> Move:
+        t = text.strip().lower()
+        if t in ("r", "redeal"):
+            return REDEAL
+        m = _PILE_MOVE.match(t)
+        if not m:
+            raise NotationError(f"{text!r} is not a {self.game_name} move: {self.help}")
+        src = self._pile(int(m.group(1)), text)
+        if m.group(2) == "f":
+            return Move(Kind.HOME, src)
+        return Move(Kind.BUILD, src, self._pile(int(m.group(2)), text))
+
+    def _pile(self, n: int, text: str) -> int:
+        if not 1 <= n <= self.piles:
+            raise NotationError(f"{text!r}: there is no pile {n} (piles are 1-{self.piles})")
+        return n - 1
+
+    def format(self, move: Move) -> str:
+        if move.kind is Kind.REDEAL:
+            return "r"
+        if move.kind is Kind.HOME:
+            return f"{move.src + 1}>f"
+        if move.kind is Kind.BUILD:
+            return f"{move.src + 1}>{move.dst + 1}"
+        raise NotationError(f"{self.game_name} has no {move.kind.value} moves")
