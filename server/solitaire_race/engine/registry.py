@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from .base import Game
@@ -14,8 +15,10 @@ from .perseverance_a import PerseveranceA
 from .persian import PersianPatience
 
 
-def all_games() -> dict[str, Game[Any]]:
-    games: list[Game[Any]] = [
+@functools.cache
+def _games() -> tuple[Game[Any], ...]:
+    # Games are stateless rule books (but for their outcome caches): one of each will do.
+    return (
         Perseverance(),
         PerseveranceA(),
         Cruel(),
@@ -23,8 +26,11 @@ def all_games() -> dict[str, Game[Any]]:
         Parallels(),
         Patriarchs(),
         PersianPatience(),
-    ]
-    return {g.id: g for g in games}
+    )
+
+
+def all_games() -> dict[str, Game[Any]]:
+    return {g.id: g for g in _games()}
 
 
 def get_game(game_id: str) -> Game[Any]:
