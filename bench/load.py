@@ -9,7 +9,7 @@ each pinned to CPU 0, are driven by the same **load generator** pinned to CPU 1,
 **saturation** (each racer sends its next message as soon as the previous one is answered)
 and **paced** (2 moves per second per racer). Racers play real games: each computes its
 moves from the view the server sent it (Persian Patience, home moves first, then builds),
-sends them one at a time and checks every answer; rooms race again when a race ends.
+one at a time, and checks every answer; rooms race again when a race ends.
 Against the echo server the same racers send the same move messages and get them back.
 
 Prints per case: moves (or messages) per second, p50/p99/max round trip, server CPU use,
@@ -46,7 +46,7 @@ from typing import Any
 import msgspec
 
 GAME = "persian-patience"
-SCRIPT_LIMIT = 300
+MOVES_PER_GAME = 300  # a racer resigns after this many moves
 
 
 # --- a small, fast websocket client -------------------------------------------------------
@@ -225,24 +225,32 @@ class Racer:
                 self.early.append(reply)
 
 
-def script_from_view(view: dict[str, Any], rng: random.Random) -> list[str]:
-    """A game's worth of legal moves, worked out from the racer's own view only."""
-    from solitaire_race.client.known import known_state
-    from solitaire_race.engine import Kind, get_game
+class Player:
+    """Chooses each next move from the racer's own position, rebuilt once from the view the
+    server sent (Persian Patience shows every card): home moves first, then builds that
+    are not pointless shuttles. One move at a time, so no racer computes a whole game
+    up front while the others wait."""
 
-    game = get_game(view["game"])
-    state = known_state(view)
-    moves: list[str] = []
-    while len(moves) < SCRIPT_LIMIT:
+    def __init__(self, view: dict[str, Any], rng: random.Random) -> None:
+        from solitaire_race.client.known import known_state
+        from solitaire_race.engine import Kind, get_game
+
+        self.game = get_game(view["game"])
+        self.state = known_state(view)
+        self.rng = rng
+        self.home, self.build = Kind.HOME, Kind.BUILD
+
+    def next_move(self) -> Any:
+        game, state = self.game, self.state
         legal = game.legal_moves(state)
         if not legal:
-            break
-        home = [m for m in legal if m.kind is Kind.HOME]
-        build = [m for m in legal if m.kind is Kind.BUILD and not game.is_shuttle(state, m)]
-        move = rng.choice(home or build or legal)
-        moves.append(game.format_move(move))
-        state = game.apply(state, move)
-    return moves
+            return None
+        home = [m for m in legal if m.kind is self.home]
+        build = [m for m in legal if m.kind is self.build and not game.is_shuttle(state, m)]
+        return self.rng.choice(home or build or legal)
+
+    def played(self, move: Any) -> None:
+        self.state = self.game.apply(self.state, move)
 
 
 async def pace(start: float, interval: float | None) -> None:
@@ -250,22 +258,30 @@ async def pace(start: float, interval: float | None) -> None:
         await asyncio.sleep(max(0.0, start + interval - time.perf_counter()))
 
 
-async def race_room(racers: list[Racer], stats: Stats, deadline: float, interval: float | None, rng: random.Random) -> None:
-    """Race again and again until the deadline: create, join, start, play, finish."""
+async def set_up_race(racers: list[Racer]) -> None:
+    """Create a race, have everyone join, start it."""
     host, guests = racers[0], racers[1:]
-    while time.perf_counter() < deadline - 0.5:
-        room = await host.request({"type": "create_race", "game": GAME})
-        code = room.race["code"]
-        for guest in guests:
-            await guest.request({"type": "join_race", "code": code})
-        await host.request({"type": "start_race"})
+    room = await host.request({"type": "create_race", "game": GAME})
+    code = room.race["code"]
+    for guest in guests:
+        await guest.request({"type": "join_race", "code": code})
+    await host.request({"type": "start_race"})
 
+
+async def race_room(racers: list[Racer], stats: Stats, deadline: float, interval: float | None, rng: random.Random) -> None:
+    """Play the race set up before, then race again and again until the deadline."""
+    while True:
         async def play(racer: Racer) -> None:
             started = await racer.wait(lambda r: r.type == "race_started")
-            script = script_from_view(started.view, rng)
-            for text in script:
-                if time.perf_counter() >= deadline:
+            player = Player(started.view, rng)
+            if interval:  # paced players do not all move at the same instant after the deal
+                await asyncio.sleep(rng.uniform(0, interval))
+            for _ in range(MOVES_PER_GAME):
+                move = player.next_move()
+                if move is None or time.perf_counter() >= deadline:
                     break
+                text = player.game.format_move(move)
+                player.played(move)
                 sent = time.perf_counter()
                 reply = await racer.request({"type": "move", "moves": [text]})
                 stats.record(sent, time.perf_counter())
@@ -283,6 +299,9 @@ async def race_room(racers: list[Racer], stats: Stats, deadline: float, interval
         for racer in racers:
             await racer.request({"type": "leave_race"})
         stats.races_finished += 1
+        if time.perf_counter() >= deadline - 0.5:
+            return
+        await set_up_race(racers)
 
 
 async def echo_racer(racer: Racer, stats: Stats, deadline: float, interval: float | None) -> None:
@@ -308,12 +327,14 @@ async def generate(url: str, kind: str, racers: int, room_size: int, seconds: fl
             assert welcome.type == "welcome", welcome
         clients.append(racer)
     interval = 1.0 / rate if rate else None
+    rooms = [clients[i : i + room_size] for i in range(0, racers, room_size)]
+    if kind == "race":  # every room's first race is ready before the clock starts
+        await asyncio.gather(*(set_up_race(r) for r in rooms))
     now = time.perf_counter()
     stats.window = (now + warmup, now + warmup + seconds)
     deadline = stats.window[1]
     print("READY", flush=True)  # the parent samples the server's CPU and memory from here
     if kind == "race":
-        rooms = [clients[i : i + room_size] for i in range(0, racers, room_size)]
         await asyncio.gather(*(race_room(r, stats, deadline, interval, random.Random(i)) for i, r in enumerate(rooms)))
     else:
         # Paced racers start spread over one interval, as real players would be.

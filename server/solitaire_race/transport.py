@@ -45,7 +45,7 @@ class WebSocketPeer:
         self.max_buffer = max_buffer
         self.on_drop = on_drop
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: dict[str, Any] | str) -> None:
         transport = self.connection.transport
         if transport.is_closing():
             return
@@ -53,7 +53,7 @@ class WebSocketPeer:
             self.on_drop()
             transport.abort()  # no close frame could get through a full buffer anyway
             return
-        broadcast((self.connection,), protocol.encode(message), text=True)
+        broadcast((self.connection,), message if isinstance(message, str) else protocol.encode(message), text=True)
 
     def close(self, code: int, reason: str) -> None:
         asyncio.get_running_loop().create_task(self.connection.close(code, reason))
