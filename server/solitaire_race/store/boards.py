@@ -148,30 +148,39 @@ def _ahead_of(board: str, me: Any) -> ColumnElement[bool]:
 async def stats_board(
     session: AsyncSession, *, board: str, game: str, min_games: int, page: int, page_size: int, viewer: int | None
 ) -> LeaderboardPage:
+    """One statement, one round trip: the page's rows (their ids found in the covering
+    index), the viewer's row, the board's size and the number of players ahead of the
+    viewer (both counted from the index)."""
     where = _stats_filter(board, game, min_games)
+    order = _stats_order(board)
     first, last = _window(page, page_size)
-    # 1. The page's ids, from the covering index alone (cheap even deep into the board).
-    ids = list(
-        await session.scalars(select(S.player_id).where(*where).order_by(*_stats_order(board)).offset(first - 1).limit(page_size))
-    )
-    # 2. Their rows, and the viewer's if it is on the board.
-    wanted = S.player_id.in_(ids) if viewer is None else or_(S.player_id.in_(ids), S.player_id == viewer)
-    rows = (await session.execute(select(S, Player.name).join(Player, Player.id == S.player_id).where(*where, wanted))).all()
-    by_id = {stats.player_id: (stats, name) for stats, name in rows}
-    entries = [_stats_entry(*by_id[pid], rank) for rank, pid in enumerate(ids, start=first)]
-    # 3. The board's size and, for a viewer off the page, how many rank before them.
+    page_ids = select(S.player_id).where(*where).order_by(*order).offset(first - 1).limit(page_size)
     total_q = select(func.count()).select_from(S).where(*where).scalar_subquery()
-    off_page = viewer is not None and viewer in by_id and viewer not in ids
-    if off_page:
+    columns: list[Any] = [S, Player.name, total_q.label("total")]
+    wanted: ColumnElement[bool] = S.player_id.in_(page_ids)
+    if viewer is not None:
         me = aliased(S)
         ahead_q = (
             select(func.count()).select_from(S).join(me, and_(me.game == game, me.player_id == viewer))
             .where(*where, _ahead_of(board, me)).scalar_subquery()
         )
-        total, ahead = (await session.execute(select(total_q, ahead_q))).one()
-        entries.append(_stats_entry(*by_id[viewer], ahead + 1))  # type: ignore[arg-type]
-    else:
-        total = await session.scalar(select(total_q))
+        columns.append(ahead_q.label("ahead"))
+        wanted = or_(wanted, S.player_id == viewer)
+    rows = (await session.execute(select(*columns).join(Player, Player.id == S.player_id).where(*where, wanted).order_by(*order))).all()
+    total = rows[0].total if rows else int(await session.scalar(select(total_q)) or 0)
+    entries: list[LeaderboardEntry] = []
+    mine = None
+    rank = first
+    for row in rows:
+        stats = row[0]
+        if viewer is not None and stats.player_id == viewer:
+            mine = _stats_entry(stats, row.name, row.ahead + 1)
+            if not first <= mine.rank <= last:
+                continue  # shown apart from the page
+        entries.append(_stats_entry(stats, row.name, rank))
+        rank += 1
+    if mine is not None and mine not in entries:
+        entries.append(mine)
     return _page(board, game, entries, int(total or 0), page, page_size, viewer, first, last, min_games=min_games if board == "win_rate" else None)
 
 
