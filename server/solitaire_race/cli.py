@@ -98,6 +98,30 @@ def _rate_limit(per_s: float | None) -> dict[str, float | int | None]:
     return {"rate_per_s": per_s, "rate_burst": max(1, int(2 * per_s))}
 
 
+def cmd_solve(args: argparse.Namespace) -> int:
+    from .solver import solve
+
+    game = get_game(args.game)
+    result = solve(
+        game,
+        game.deal(args.number, _secret(args.secret)),
+        node_budget=args.nodes,
+        time_budget_s=args.seconds,
+        shorten_budget=min(args.nodes, 200_000),
+    )
+    work = f"{result.nodes:,} nodes, {result.seconds:.2f} s"
+    what = {
+        "won": f"won in {len(result.moves or ())} moves",
+        "unwinnable": "unwinnable, proved: no line wins",
+        "unknown": "unknown: the budget ran out before a win or a proof",
+    }[result.status]
+    # The summary is a comment, so the output replays as is: ... | solitaire-race replay GAME N -
+    print(f"# {game.name}, deal {args.number}: {what} ({work})")
+    for move in result.moves or ():
+        print(move)
+    return {"won": 0, "unwinnable": 1, "unknown": 3}[result.status]
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import asyncio
     import logging
@@ -213,6 +237,17 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("file", help="move log file, or - for standard input")
     rep.add_argument("--secret", help=secret_help)
     rep.set_defaults(func=cmd_replay)
+
+    sol = sub.add_parser(
+        "solve",
+        help="search a deal for a winning line and print it (exit 0 won, 1 unwinnable, 3 unknown)",
+    )
+    sol.add_argument("game")
+    sol.add_argument("number", type=int)
+    sol.add_argument("--secret", help=secret_help)
+    sol.add_argument("--nodes", type=int, default=1_000_000, help="node budget: engine moves the search may apply, and up to 200,000 more to shorten the line found (default 1,000,000)")
+    sol.add_argument("--seconds", type=float, default=None, help="time budget in seconds (default: none, only the node budget)")
+    sol.set_defaults(func=cmd_solve)
 
     srv = sub.add_parser("serve", help="run the race server (web client included)")
     srv.add_argument("--host", help="address to listen on (default 127.0.0.1)")

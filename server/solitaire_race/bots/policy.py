@@ -5,13 +5,17 @@ The policy is given exactly what a person gets: the ``view`` of ``race_started``
 placeholders, so the legal moves are exactly the player's).
 
 In the full-information games (Perseverance family, Persian Patience) everything is on the
-table, so the bot plans like a careful person: a best-first search from its position (the
-position with most cards home first, then fewer redeals, then the shorter line; at most
-``plan_budget`` positions; never back to a position it has been in) for the line that brings
-the most cards home, a won game ending the search at once. It plays that line, then plans
-again from where it arrives. A search that looked everywhere and found no line bringing
-another card home means the game is lost: the bot resigns. When the search was cut off
-without finding one, and in the games with hidden cards, it picks, in this order:
+table, so the bot first asks the solver (``solitaire_race.solver``) for a winning line from
+its own position (``solve_budget`` nodes, by default five times ``plan_budget``; at most
+``solve_calls`` times a game, and never again once the solver proved the position lost)
+and plays it move by move. Without a solver line it plans like a careful person: a
+best-first search from its position (the position with most cards home first, then fewer
+redeals, then the shorter line; at most ``plan_budget`` positions; never back to a position
+it has been in) for the line that brings the most cards home, a won game ending the search
+at once. It plays that line, then plans again from where it arrives. A search that looked
+everywhere and found no line bringing another card home means the game is lost: the bot
+resigns. When the search was cut off without finding one, and in the games with hidden
+cards, it picks, in this order:
 
 1. a foundation move;
 2. the first move of the shortest sequence of rearranging moves (builds, foundation
@@ -37,6 +41,7 @@ from typing import Any
 
 from ..client.known import FULL_INFORMATION, known_state
 from ..engine import Game, Kind, Move, get_game
+from ..solver import solve
 
 REARRANGING = frozenset({Kind.BUILD, Kind.SHIFT})
 BRINGS_CARDS = (Kind.STOCK, Kind.REDEAL, Kind.PLAY)  # in order of preference
@@ -50,9 +55,13 @@ class Policy:
     search_limit: int = 300
     plan_budget: int = 4000
     max_moves: int = 3000
+    solve_budget: int | None = None  # solver nodes per call; None: 5 x plan_budget
+    solve_calls: int = 3  # solver calls per game at most
     game: Game[Any] = field(init=False)
     _seen: set[Any] = field(default_factory=set, init=False)
     _chosen: int = field(default=0, init=False)
+    _solver_calls: int = field(default=0, init=False)
+    _lost: bool = field(default=False, init=False)  # the solver proved the position lost
     # The planned line: the positions it passes through and the moves between them.
     _plan: deque[tuple[Any, Move]] = field(default_factory=deque, init=False)
 
@@ -78,6 +87,8 @@ class Policy:
         self._seen.add(state)
         if view["game"] in FULL_INFORMATION:
             if not self._plan or self._plan[0][0] != state:
+                self._plan = deque(self._solver_line(state))
+            if not self._plan or self._plan[0][0] != state:
                 line, exhausted = self._search_plan(state)
                 if not line and exhausted:
                     return None  # searched every line: none brings another card home
@@ -102,6 +113,25 @@ class Policy:
                 if move.kind in REARRANGING and self.game.apply(state, move) not in self._seen:
                     return move
         return None
+
+    def _solver_line(self, start: Any) -> list[tuple[Any, Move]]:
+        """A winning line from the solver as (position before, move) pairs, or []."""
+        if self._lost or self._solver_calls >= self.solve_calls:
+            return []
+        self._solver_calls += 1
+        game = self.game
+        budget = self.solve_budget if self.solve_budget is not None else 5 * self.plan_budget
+        result = solve(game, start, node_budget=budget, shorten_budget=0)
+        self._lost = result.status == "unwinnable"
+        line: list[tuple[Any, Move]] = []
+        state = start
+        for text in result.moves or ():
+            move = game.parse_move(text)
+            line.append((state, move))
+            # Positions as the next view will show them (a view does not carry every
+            # internal flag, e.g. Perseverance's homed-since-deal), so the plan matches.
+            state = known_state(game.view(game.apply(state, move)))
+        return line
 
     def _search_plan(self, start: Any) -> tuple[list[tuple[Any, Move]], bool]:
         """The line (position before each move, move) to the best position found: most

@@ -1,0 +1,31 @@
+"""The solver: searches a full-information game for a winning line.
+
+Pure, like the engine beside it (no I/O, no asyncio; the clock is read only as a budget
+guard), and built on the engine's public interface alone. See ``docs/solver.md``.
+
+- ``solve(game, state, node_budget=..., time_budget_s=...)`` -> ``SolveResult`` (status
+  ``won`` with the moves in notation, ``unwinnable`` (proved) or ``unknown``); every
+  returned line has been replayed through the engine to a win.
+- ``hint(game, state, budget)``: the next move of a winning line (full-information games).
+- ``choose_daily(game, secret, day, budget)``: the day's deal and its par.
+- ``verify(game, state, moves)``: does a line replay to a win.
+
+Modules: ``search`` (the game-blind search), ``knowledge`` (per-game facts: keys, safe
+moves, dead positions, footprints, scores), ``shorten`` (the shortening pass), ``solve``
+(the front door), ``daily`` (choosing daily deals).
+"""
+
+from .daily import CANDIDATES, DAILY_BUDGET, choose_daily
+from .solve import Budget, SolveResult, SolverError, hint, solve, verify
+
+__all__ = [
+    "CANDIDATES",
+    "DAILY_BUDGET",
+    "Budget",
+    "SolveResult",
+    "SolverError",
+    "choose_daily",
+    "hint",
+    "solve",
+    "verify",
+]

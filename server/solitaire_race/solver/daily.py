@@ -1,0 +1,43 @@
+"""Choosing a day's deal: the first candidate the solver proves winnable, and its par.
+
+``daily.daily_deal_number(secret, game, day, attempt)`` gives a deterministic sequence of
+candidate deals per (game, day). ``choose_daily`` walks it from attempt 0 and returns the
+first candidate the solver wins within the budget, with its par: the length of the
+shortest winning line found (after the shortening pass; an upper bound on the true
+shortest, which is not computed). After ``CANDIDATES`` candidates without a win it
+returns attempt 0's deal with par ``None`` (the challenge still has a deal; it is just not
+known to be winnable).
+
+Determinism: with ``Budget.seconds`` left at None the answer depends only on the secret,
+the game, the day and the node budget, so every server process computes the same one.
+A time guard makes it depend on the machine's speed when it binds (documented in
+``search.py``); the server stores the chosen deal, so even then all processes agree.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+from ..daily import daily_deal_number
+from ..engine import get_game
+from .solve import Budget, solve
+
+CANDIDATES = 50
+DAILY_BUDGET = Budget(nodes=100_000, seconds=None, shorten_nodes=200_000)
+
+
+def choose_daily(game: str, secret: bytes, day: date, budget: Budget = DAILY_BUDGET) -> tuple[int, int | None]:
+    """(deal number, par) of ``game``'s challenge on ``day`` (see the module doc)."""
+    rules = get_game(game)
+    for attempt in range(CANDIDATES):
+        number = daily_deal_number(secret, game, day, attempt)
+        result = solve(
+            rules,
+            rules.deal(number, secret),
+            node_budget=budget.nodes,
+            time_budget_s=budget.seconds,
+            shorten_budget=budget.shorten_nodes,
+        )
+        if result.moves is not None:
+            return number, len(result.moves)
+    return daily_deal_number(secret, game, day, 0), None

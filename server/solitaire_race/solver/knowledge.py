@@ -1,0 +1,438 @@
+"""What the solver knows about each game beyond its rules, and why each piece is sound.
+
+The search core (``search.py``) is game-blind: it asks a ``Knowledge`` for a position's
+transposition key, its edges (a move, or a short fixed sequence of moves, with the set of
+places it touches), a *safe* edge if one is provably no worse than every alternative,
+whether the position is provably *dead* (lost), and a score that only orders the search. All rules come from the engine's public interface (``legal_moves``,
+``apply``, ``is_won``) and the public state fields; this module only adds facts about
+which positions are equivalent and which moves cannot hurt. Every claim made here is
+pinned by ``tests/test_solver.py`` against a search that uses none of it.
+
+- **Perseverance and Perseverance A** (runs move). Once the redeals are used up, every
+  legal move is safe: a build puts a run on its only possible successor card (cards are
+  unique, so the whole top run moves), which it leaves only to go home, and it uncovers
+  the card below; a foundation move removes a card that nothing can ever be built on (its
+  next-lower card is already home). Neither can block anything, and an emptied pile takes
+  part in nothing once no redeal is left. So the last phase is decided by playing moves
+  until none is left (one macro edge). Before the last redeal nothing is safe: a
+  foundation move or a build changes the order in which the piles are gathered, hence the
+  next layout. Dead positions (``buried_for_good``): in the last phase, a pile where a card
+  can never leave from above a lower card of its suit; with redeals left, such a burial
+  among the bottom four cards of the first non-empty pile, which every redeal deals into
+  pile 1 again.
+- **Cruel** (single cards, unlimited earned redeals): the same first-pile burial is dead
+  (a single card leaves only onto its successor, so the rule holds a fortiori). No move is
+  provably safe (a card built onto its successor freezes that successor until it goes
+  home, and every move changes the next redeal).
+- **Persian Patience**. With both redeals used, pile order no longer matters, so positions
+  are keyed by their sorted piles (a lone card moved into an empty pile is then the same
+  position), and a foundation move is safe when nothing could ever be built on its card:
+  it is an Ace, or both copies of both next-lower cards of the other colour are home.
+  Before that, the piles' order decides the redeal and nothing is safe.
+- **Clock**: no knowledge needed; the only choice is the exchange of the fourth King, and
+  the search tries every face-down card for it (deepest first: a buried King turns up
+  last).
+- **Parallels and Patriarchs**. When a suit's two foundations meet, shifting walks the
+  meeting point freely, and a card of rank r put on either of them leaves the pair at
+  (r, r) whichever way it went: so meeting positions are keyed as one, lone shifts are
+  never edges, and "shift as needed, then home" is one edge per card. A foundation move is
+  safe only when nothing can enter the tableau any more (stock, and for Patriarchs the
+  waste, empty) and the card's suit has passed its meeting point (every remaining card of
+  the suit then has exactly one foundation it can go to, in a fixed order).
+
+Footprints (for the search's move-order pruning): two edges whose footprints are disjoint
+commute (each stays legal after the other, with the same effect, and the results are
+equal); ``None`` means "touches everything".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any
+
+from ..engine import Game, IllegalMove, Kind, Move
+from ..engine.cards import KING, is_red
+from ..engine.clock import Clock
+from ..engine.parallels import Parallels
+from ..engine.patriarchs import WASTE, Patriarchs
+from ..engine.persian import MAX_REDEALS, ORDER, PersianPatience
+from ..engine.perseverance import Perseverance
+from ..engine.piles import DOWN, UP
+from ..engine.two_deck import TwoDeckGame
+
+Edge = tuple[Move, ...]
+Footprint = frozenset[int] | None
+Step = tuple[Edge, Footprint]
+
+# Footprint codes: piles/slots are their index; these tag the other shared places.
+_SUIT = 1000  # + suit: a suit's foundation(s)
+_SUPPLY = 999  # Patriarchs: the waste and the stock (the refill source)
+
+
+def touched(*places: int) -> frozenset[int]:
+    return frozenset(places)
+
+
+class Knowledge:
+    """The default: every legal move is an edge, no position is keyed with another,
+    nothing is safe. Always sound; subclasses add facts."""
+
+    # How the search spends its budget: the share given to the best-first search (0: the
+    # depth-first search alone), and whether depth-first tries the best-scoring child first
+    # (worth the cost of scoring every child only where its move order is a poor guide).
+    best_first_share: float = 0.0
+    score_children: bool = False
+
+    def __init__(self, game: Game[Any]) -> None:
+        self.game = game
+
+    def score(self, state: Any) -> float:
+        """How promising a position looks (higher is better): cards home by default."""
+        return self.game.progress(state).home
+
+    def ordered(self, state: Any) -> list[tuple[Edge, Footprint, Any]]:
+        """The edges in the order to try them, with the position each leads to when the
+        ordering had to compute it (else None)."""
+        steps = self.edges(state)
+        if not self.score_children:
+            return [(e, fp, None) for e, fp in steps]
+        scored = []
+        for i, (edge, fp) in enumerate(steps):
+            child = state
+            for move in edge:
+                child = self.game.apply(child, move)
+            scored.append((-self.score(child), i, edge, fp, child))
+        scored.sort(key=lambda t: (t[0], t[1]))
+        return [(e, fp, c) for _, _, e, fp, c in scored]
+
+    def key(self, state: Any) -> Hashable:
+        """Positions with equal keys have the same future (the state itself by default).
+        Returning anything but ``state`` also tells the search that move labels are not
+        comparable between positions of that key (no move-order pruning there)."""
+        return state
+
+    def edges(self, state: Any) -> list[Step]:
+        """Every edge worth trying, best first, with its footprint."""
+        return [((m,), None) for m in self.game.legal_moves(state)]
+
+    def safe(self, state: Any) -> tuple[Edge, Any] | None:
+        """An edge provably no worse than all others, with the position it leads to."""
+        return None
+
+    def dead(self, state: Any) -> bool:
+        """True only if the position provably cannot be won (checked before its edges)."""
+        return False
+
+
+# --- the Perseverance family ---------------------------------------------------------------------
+class PerseveranceKnowledge(Knowledge):
+    game: Perseverance
+
+    def __init__(self, game: Perseverance) -> None:
+        super().__init__(game)
+        if not game.runs_move:  # Cruel: long games, where a guided search finds wins sooner
+            self.best_first_share = 0.5
+            self.score_children = True
+
+    def score(self, state: Any) -> float:
+        return 4 * sum(state.foundations) - sum(map(blockers, state.piles))
+
+    def last_phase(self, state: Any) -> bool:
+        limit = self.game.max_redeals
+        return limit is not None and state.redeals >= limit
+
+    def edges(self, state: Any) -> list[Step]:
+        piles = state.piles
+        homes: list[Step] = []
+        builds: list[Step] = []
+        redeal: list[Step] = []
+        for m in self.game.legal_moves(state):
+            if m.kind is Kind.HOME:
+                homes.append(((m,), touched(m.src, _SUIT + (piles[m.src][-1] & 3))))
+            elif m.kind is Kind.BUILD:
+                builds.append(((m,), touched(m.src, m.dst)))
+            else:
+                redeal.append(((m,), None))
+        return homes + builds + redeal
+
+    def safe(self, state: Any) -> tuple[Edge, Any] | None:
+        if not (self.game.runs_move and self.last_phase(state)):
+            return None
+        return play_out(self.game, state)
+
+    def dead(self, state: Any) -> bool:
+        if self.last_phase(state):
+            return any(map(buried_for_good, state.piles))
+        # Redeals left: the first non-empty pile starts the gathered sequence, and nothing
+        # can ever come before it (emptied piles stay empty). A burial among its bottom
+        # four cards never changes (those cards cannot move) and every redeal deals those
+        # four cards into pile 1 again, bottom first: lost for good.
+        first = next((p for p in state.piles if p), ())
+        return buried_for_good(first[:4])
+
+
+def blockers(pile: tuple[int, ...], height: Any = None) -> int:
+    """How many cards of the pile lie above a lower card of their suit (they must move
+    away before that card can go home). ``height`` maps a rank to its place in the
+    foundation order (identity by default)."""
+    count = 0
+    lowest = [99, 99, 99, 99]
+    for c in pile:
+        h = c >> 2 if height is None else height[c >> 2]
+        s = c & 3
+        if lowest[s] < h:
+            count += 1
+        elif h < lowest[s]:
+            lowest[s] = h
+    return count
+
+
+def buried_for_good(pile: tuple[int, ...]) -> bool:
+    """Without a redeal, some card of this pile can never go home.
+
+    A card y above a lower card x of its suit must leave the pile before x can go home, and
+    it cannot go home before x. It can only leave with the unit that moves onto the card
+    one above the unit's bottom card b, where b is the bottom of the same-suit run that
+    holds y (a higher bottom would have its target right below it, in this pile). If b is
+    a King (nothing is one above it), or b's target lies below b in this pile (it cannot be
+    uncovered while b is there), y never leaves, so x never goes home.
+    """
+    for j in range(len(pile) - 1, 0, -1):
+        y = pile[j]
+        k = j
+        while k > 0 and pile[k - 1] == pile[k] + 4:
+            k -= 1
+        b = pile[k]
+        below = pile[:k]
+        if (b >> 2 == KING or b + 4 in below) and any(c & 3 == y & 3 and c < y for c in below):
+            return True
+    return False
+
+
+def play_out(game: Game[Any], state: Any) -> tuple[Edge, Any] | None:
+    """Play legal moves (never a redeal) until none is left: the last phase of a game
+    where every such move is safe. Moves listed together are tried one after the other; one
+    that an earlier one made illegal is skipped (any legal move is as good)."""
+    moves: list[Move] = []
+    while True:
+        legal = [m for m in game.legal_moves(state) if m.kind is not Kind.REDEAL]
+        if not legal:
+            break
+        for m in legal:
+            try:
+                state = game.apply(state, m)
+            except IllegalMove:
+                continue
+            moves.append(m)
+    return (tuple(moves), state) if moves else None
+
+
+# --- Persian Patience ------------------------------------------------------------------------------
+# Per rank, the height of a foundation holding it (A = 1 ... K = 8).
+_HEIGHT = {r: i + 1 for i, r in enumerate(ORDER)}
+_HEIGHT_BY_RANK = tuple(_HEIGHT.get(r, 0) for r in range(14))
+
+
+class PersianKnowledge(Knowledge):
+    game: PersianPatience
+    best_first_share = 0.5
+    score_children = True
+
+    def score(self, state: Any) -> float:
+        # Redeals are scarce: a position reached without one is worth a few cards more.
+        heights = _HEIGHT_BY_RANK
+        return (
+            4 * sum(state.foundations)
+            - sum(blockers(p, heights) for p in state.piles)
+            - 5 * state.redeals
+        )
+
+    @staticmethod
+    def last_phase(state: Any) -> bool:
+        return state.redeals >= MAX_REDEALS
+
+    def key(self, state: Any) -> Hashable:
+        if self.last_phase(state):
+            return (tuple(sorted(state.piles)), state.foundations)
+        return state
+
+    def edges(self, state: Any) -> list[Step]:
+        piles = state.piles
+        last = self.last_phase(state)
+        homes: list[Step] = []
+        builds: list[Step] = []
+        to_empty: list[Step] = []
+        redeal: list[Step] = []
+        seen_empty: set[int] = set()
+        for m in self.game.legal_moves(state):
+            if m.kind is Kind.HOME:
+                homes.append(((m,), touched(m.src, _SUIT + (piles[m.src][-1] & 3))))
+            elif m.kind is Kind.BUILD:
+                step: Step = ((m,), touched(m.src, m.dst))
+                if piles[m.dst]:
+                    builds.append(step)
+                elif not last:
+                    to_empty.append(step)  # the pile a card lands in decides the redeal
+                elif len(piles[m.src]) > 1 and m.src not in seen_empty:
+                    # Pile order is irrelevant now: one empty target per source will do,
+                    # and a lone card moving to an empty pile changes nothing.
+                    seen_empty.add(m.src)
+                    to_empty.append(step)
+            else:
+                redeal.append(((m,), None))
+        return homes + builds + to_empty + redeal
+
+    def safe(self, state: Any) -> tuple[Edge, Any] | None:
+        if not self.last_phase(state):
+            return None
+        found = state.foundations
+        for i, pile in enumerate(state.piles):
+            if not pile:
+                continue
+            c = pile[-1]
+            h = _HEIGHT[c >> 2]
+            s = c & 3
+            lo, hi = found[2 * s], found[2 * s + 1]
+            if lo + 1 != h and hi + 1 != h:
+                continue  # it does not go home now
+            if h > 1:
+                # The cards that could go on c: the next-lower rank in the other colour.
+                others = [t for t in range(4) if is_red(t) != is_red(s)]  # a suit is a card's low bits
+                if any(min(found[2 * t], found[2 * t + 1]) < h - 1 for t in others):
+                    continue
+            move = Move(Kind.HOME, i)
+            return (move,), self.game.apply(state, move)
+        return None
+
+
+# --- Clock ---------------------------------------------------------------------------------------------
+class ClockKnowledge(Knowledge):
+    game: Clock
+
+    def edges(self, state: Any) -> list[Step]:
+        moves = self.game.legal_moves(state)
+        # Exchanges: the deepest face-down card first (the King then turns up last).
+        moves.sort(key=lambda m: (m.kind is Kind.EXCHANGE, -m.dst, -len(state.down[m.src])))
+        return [((m,), None) for m in moves]
+
+
+# --- Parallels and Patriarchs -----------------------------------------------------------------
+def meeting(tops: tuple[int, ...], suit: int) -> bool:
+    return tops[2 * suit] + 1 == tops[2 * suit + 1]
+
+
+class TwoDeckKnowledge(Knowledge):
+    game: TwoDeckGame[Any]
+    best_first_share = 0.5
+    score_children = True
+
+    def key(self, state: Any) -> Hashable:
+        tops = self.game.foundations_of(state)
+        if not any(meeting(tops, s) for s in range(4)):
+            return state
+        # Every meeting point of a suit is reachable from every other by shifts: key them
+        # all as (0, 0), a value no real foundation pair has.
+        canon = tuple(
+            v for s in range(4) for v in ((0, 0) if meeting(tops, s) else tops[2 * s : 2 * s + 2])
+        )
+        return ("meeting", self.game.with_foundations(state, canon))
+
+    def supply_touched(self, state: Any, src: int) -> tuple[int, ...]:
+        return ()
+
+    def extra_footprint(self, kind: Kind, state: Any) -> Footprint:
+        """Footprint of the game's non-foundation moves."""
+        return None
+
+    def edges(self, state: Any) -> list[Step]:
+        game = self.game
+        tops = game.foundations_of(state)
+        homes: list[Step] = []
+        others: list[Step] = []
+        direct: set[tuple[int, int]] = set()
+        for m in game.legal_moves(state):
+            if m.kind is Kind.HOME:
+                direct.add((m.src, m.dst))
+            elif m.kind is not Kind.SHIFT:  # a lone shift is never needed (see the module doc)
+                others.append(((m,), self.extra_footprint(m.kind, state)))
+        for src, c in game.playable(state):
+            s, r = c & 3, c >> 2
+            places = touched(src, _SUIT + s, *self.supply_touched(state, src))
+            if meeting(tops, s):
+                homes.append((shift_then_home(tops, s, r, src), places))
+                continue
+            for side in (UP, DOWN):
+                if (src, side) in direct:
+                    homes.append(((Move(Kind.HOME, src, side),), places))
+                    # Fitting both sides (Ace foundation two below the King one): either
+                    # way the suit then meets, and meeting positions are one position.
+                    break
+        return homes + others
+
+    def safe(self, state: Any) -> tuple[Edge, Any] | None:
+        if not self.closed(state):
+            return None
+        game = self.game
+        tops = game.foundations_of(state)
+        cards = dict(game.playable(state))
+        for m in game.legal_moves(state):
+            if m.kind is Kind.HOME:
+                s = cards[m.src] & 3
+                if tops[2 * s] >= tops[2 * s + 1]:  # passed: each card left has one place
+                    return (m,), game.apply(state, m)
+        return None
+
+    def closed(self, state: Any) -> bool:
+        """No card can enter the tableau any more."""
+        return not state.stock
+
+
+def shift_then_home(tops: tuple[int, ...], suit: int, rank: int, src: int) -> Edge:
+    """Shifts walking a meeting point until ``rank`` fits, then the foundation move; the
+    shorter way (the result is the same either way)."""
+    up = tops[2 * suit]
+    routes = []
+    if rank >= 2:
+        routes.append((abs(up - (rank - 1)), rank - 1, UP))  # the Ace foundation must show rank-1
+    if rank <= KING - 1:
+        routes.append((abs(up - rank), rank, DOWN))  # the King foundation must show rank+1
+    _, target_up, side = min(routes)
+    # Shift(UP) moves the Ace foundation's top across (up - 1); Shift(DOWN) the other way.
+    step = Move(Kind.SHIFT, suit, UP if up > target_up else DOWN)
+    return (step,) * abs(up - target_up) + (Move(Kind.HOME, src, side),)
+
+
+class ParallelsKnowledge(TwoDeckKnowledge):
+    game: Parallels
+
+
+class PatriarchsKnowledge(TwoDeckKnowledge):
+    game: Patriarchs
+
+    def supply_touched(self, state: Any, src: int) -> tuple[int, ...]:
+        # A tableau card going home is replaced from the waste or the stock; a waste card
+        # going home uncovers the next waste card: both touch the supply.
+        if src == WASTE or state.waste or state.stock:
+            return (_SUPPLY,)
+        return ()
+
+    def extra_footprint(self, kind: Kind, state: Any) -> Footprint:
+        return touched(_SUPPLY) if kind is Kind.STOCK else None
+
+    def closed(self, state: Any) -> bool:
+        return not state.stock and not state.waste
+
+
+def knowledge_for(game: Game[Any]) -> Knowledge:
+    if isinstance(game, Perseverance):
+        return PerseveranceKnowledge(game)
+    if isinstance(game, PersianPatience):
+        return PersianKnowledge(game)
+    if isinstance(game, Clock):
+        return ClockKnowledge(game)
+    if isinstance(game, Parallels):
+        return ParallelsKnowledge(game)
+    if isinstance(game, Patriarchs):
+        return PatriarchsKnowledge(game)
+    return Knowledge(game)
+

@@ -1,0 +1,265 @@
+"""The search core: depth-first with a transposition table, safe edges first, move-order
+duplicates pruned, helped by a best-first search that only looks for wins; a node budget
+and a time budget.
+
+It knows no game: keys, edges, safe edges, dead positions and scores come from a
+``Knowledge`` (``knowledge.py``), the rules from the engine (``apply``, ``is_won``, and
+``legal_moves`` through the knowledge).
+
+Depth-first (``DepthFirst``), the one that can prove a deal unwinnable:
+
+- **Transposition table.** Every position is entered once under its key and never
+  searched again (the sleep-set rule below is the one exception).
+- **Safe edges.** When the knowledge names a safe edge, it is the only one tried; a
+  position the knowledge calls dead gets no edges.
+- **Move-order duplicates** (sleep sets, P. Godefroid 1996). After edge ``a`` has been
+  tried from a position, a later sibling ``b`` with a footprint disjoint from ``a``'s
+  hands ``a`` down *asleep*: ``b`` then ``a`` reaches the position that ``a`` then ``b``
+  already reached, so ``a`` is not tried below ``b`` until a move that touches it has been
+  played. A position met again with fewer sleeping edges is searched again for exactly the
+  edges that slept before and are awake now (its stored set shrinks), which keeps the search
+  complete: a win is found whenever one exists, so "unwinnable" is a proof
+  (``tests/test_solver.py`` compares the verdicts with a search that has none of the
+  reductions).
+
+Best-first (``BestFirst``) expands the position with the best knowledge score next (ties:
+the earlier one). It cannot use sleep sets, so it only helps where the knowledge says
+depth-first ordering is a poor guide (``Knowledge.best_first_share``); if it runs out of
+positions, that too proves the deal unwinnable (it tried every edge of every position).
+
+Budgets: ``nodes`` counts engine moves applied (an edge of several moves counts each).
+The two searches take turns in slices of nodes (sizes doubling), so results depend only on
+the node budget. The time budget is only a guard: ``time.perf_counter`` is read every few
+hundred edges, so a result depends on the machine only when the time budget binds before
+the node budget. Use node budgets wherever the answer must be reproducible (tests, the
+daily deal).
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..engine import Game, Move
+from .knowledge import Edge, Footprint, Knowledge
+
+Status = Literal["won", "unwinnable", "unknown"]
+
+_NOTHING: frozenset[Any] = frozenset()
+_CLOCK_EVERY = 256  # read the clock once per this many edges
+_FIRST_SLICE = 2_000  # nodes in the first turn of the depth-first search
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """What the search found: a status, the winning moves (engine values) when won, and the
+    work done."""
+
+    status: Status
+    moves: tuple[Move, ...] | None
+    nodes: int
+    positions: int  # distinct position keys stored by the searches
+
+
+class _Guard:
+    """The shared budget: nodes spent so far and the time guard."""
+
+    def __init__(self, node_budget: int, time_budget_s: float | None) -> None:
+        self.node_budget = node_budget
+        self.deadline = None if time_budget_s is None else time.perf_counter() + time_budget_s
+        self.nodes = 0
+        self._edges = 0
+
+    def out_of_time(self) -> bool:
+        self._edges += 1
+        return (
+            self.deadline is not None
+            and self._edges % _CLOCK_EVERY == 0
+            and time.perf_counter() > self.deadline
+        )
+
+    def timed_out(self) -> bool:
+        return self.deadline is not None and time.perf_counter() > self.deadline
+
+
+def _apply(game: Game[Any], state: Any, edge: Edge) -> Any:
+    for move in edge:
+        state = game.apply(state, move)
+    return state
+
+
+def _order(step: tuple[Edge, Footprint]) -> tuple[tuple[str, int, int], ...]:
+    # A fixed order for edges that come back out of a set (sets have no stable order).
+    return tuple((m.kind.value, m.src, m.dst) for m in step[0])
+
+
+class _Frame:
+    """One position on the depth-first stack and the edges still to try from it."""
+
+    __slots__ = ("state", "steps", "index", "sleep", "taken")
+
+    def __init__(
+        self, state: Any, steps: list[tuple[Edge, Footprint, Any]], sleep: set[Any] | None
+    ) -> None:
+        self.state = state
+        self.steps = steps  # (edge, footprint, the position it leads to if already known)
+        self.index = 0
+        self.sleep = sleep  # None: no move-order pruning below this position
+        self.taken: Edge = ()
+
+
+class DepthFirst:
+    """A resumable depth-first search (see the module doc)."""
+
+    def __init__(self, game: Game[Any], know: Knowledge, root: Any) -> None:
+        self.game = game
+        self.know = know
+        self.table: dict[Hashable, frozenset[Any]] = {}
+        first = self._enter(root, _NOTHING)
+        self.stack: list[_Frame] = [first] if first is not None else []
+        self.result: Found | None = None
+
+    def _enter(self, state: Any, sleep: frozenset[Any]) -> _Frame | None:
+        know, table = self.know, self.table
+        key = know.key(state)
+        stable = key is state  # move labels mean the same at every position of this key
+        stored = table.get(key)
+        if stored is not None:
+            awake = stored - sleep
+            if not awake:
+                return None
+            # Asleep at the first visit, awake now: search those edges here too.
+            kept = stored & sleep
+            table[key] = kept
+            todo = sorted(awake, key=_order)
+            return _Frame(state, [(e, fp, None) for e, fp in todo], set(kept))
+        if know.dead(state):
+            table[key] = _NOTHING
+            return None
+        safe = know.safe(state)
+        if safe is not None:
+            table[key] = _NOTHING
+            edge, after = safe
+            return _Frame(state, [(edge, None, after)], None)
+        steps = know.ordered(state)
+        if not stable:
+            table[key] = _NOTHING
+            return _Frame(state, steps, None)
+        table[key] = sleep
+        return _Frame(state, [s for s in steps if (s[0], s[1]) not in sleep], set(sleep))
+
+    def run(self, guard: _Guard, until: int) -> Found | None:
+        """Search until the guard's node count reaches ``until``; a result, or None."""
+        if self.result is not None:
+            return self.result
+        game, stack = self.game, self.stack
+        while stack:
+            frame = stack[-1]
+            if frame.index == len(frame.steps):
+                stack.pop()
+                continue
+            if guard.nodes >= until or guard.out_of_time():
+                return None
+            edge, fp, child = frame.steps[frame.index]
+            frame.index += 1
+            if child is None:
+                child = _apply(game, frame.state, edge)
+            guard.nodes += len(edge)
+            frame.taken = edge
+            if game.is_won(child):
+                line = tuple(m for f in stack for m in f.taken)
+                self.result = Found("won", line, guard.nodes, 0)
+                return self.result
+            child_sleep = _NOTHING
+            if frame.sleep is not None:
+                if fp is not None and frame.sleep:
+                    child_sleep = frozenset(
+                        t for t in frame.sleep if t[1] is not None and fp.isdisjoint(t[1])
+                    )
+                frame.sleep.add((edge, fp))
+            nxt = self._enter(child, child_sleep)
+            if nxt is not None:
+                stack.append(nxt)
+        self.result = Found("unwinnable", None, guard.nodes, 0)
+        return self.result
+
+
+class BestFirst:
+    """A resumable best-first search for a win: the best-scoring position is expanded next."""
+
+    def __init__(self, game: Game[Any], know: Knowledge, root: Any) -> None:
+        self.game = game
+        self.know = know
+        root_key = know.key(root)
+        # key -> (key of the position it was first reached from, edge); the root has None
+        self.parent: dict[Hashable, tuple[Hashable, Edge] | None] = {root_key: None}
+        self.heap: list[tuple[float, int, Any]] = [(-know.score(root), 0, root)]
+        self.count = 0
+        self.result: Found | None = None
+
+    def run(self, guard: _Guard, until: int) -> Found | None:
+        if self.result is not None:
+            return self.result
+        game, know, parent, heap = self.game, self.know, self.parent, self.heap
+        while heap:
+            if guard.nodes >= until or guard.timed_out():
+                return None
+            _, _, state = heapq.heappop(heap)
+            if know.dead(state):
+                continue
+            safe = know.safe(state)
+            if safe is not None:
+                steps: list[tuple[Edge, Footprint, Any]] = [(safe[0], None, safe[1])]
+            else:
+                steps = know.ordered(state)
+            key = know.key(state)
+            for edge, _, child in steps:
+                if child is None:
+                    child = _apply(game, state, edge)
+                guard.nodes += len(edge)
+                child_key = know.key(child)
+                if child_key in parent:
+                    continue
+                parent[child_key] = (key, edge)
+                if game.is_won(child):
+                    self.result = Found("won", self._line(child_key), guard.nodes, 0)
+                    return self.result
+                self.count += 1
+                heapq.heappush(heap, (-know.score(child), self.count, child))
+        self.result = Found("unwinnable", None, guard.nodes, 0)
+        return self.result
+
+    def _line(self, key: Hashable) -> tuple[Move, ...]:
+        edges: list[Edge] = []
+        link = self.parent[key]
+        while link is not None:
+            key, edge = link
+            edges.append(edge)
+            link = self.parent[key]
+        return tuple(m for edge in reversed(edges) for m in edge)
+
+
+def search(
+    game: Game[Any], know: Knowledge, root: Any, *, node_budget: int, time_budget_s: float | None
+) -> Found:
+    """Depth-first alone, or taking turns with best-first (``know.best_first_share``)."""
+    if game.is_won(root):
+        return Found("won", (), 0, 1)
+    guard = _Guard(node_budget, time_budget_s)
+    dfs = DepthFirst(game, know, root)
+    share = know.best_first_share
+    bfs = BestFirst(game, know, root) if share > 0 else None
+    slice_ = _FIRST_SLICE
+    found: Found | None = None
+    while found is None:
+        found = dfs.run(guard, min(node_budget, guard.nodes + slice_))
+        if found is None and bfs is not None:
+            found = bfs.run(guard, min(node_budget, guard.nodes + int(slice_ * share / (1 - share))))
+        if found is None and (guard.nodes >= node_budget or guard.timed_out()):
+            found = Found("unknown", None, guard.nodes, 0)
+        slice_ *= 2
+    positions = len(dfs.table) + (len(bfs.parent) if bfs is not None else 0)
+    return Found(found.status, found.moves, guard.nodes, positions)

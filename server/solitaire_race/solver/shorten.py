@@ -1,0 +1,179 @@
+"""The shortening pass: a winning line made shorter, still winning, checked by the engine.
+
+A search finds *a* win, often with detours. Three cheap rewrites, repeated while they
+help and while the node budget lasts:
+
+1. **Loops**: a position met twice on the line; the moves between go.
+2. **Deletions**: each move in turn (from the end) is left out and the rest replayed; it
+   stays out if the line still wins (a move label may then mean another card: the engine
+   decides).
+3. **Shortcuts**: from each position, every line of one or two legal moves is tried; one
+   that reaches a position further along the line than its length replaces that stretch.
+4. **Bounded search**: a depth-first search for a whole line shorter than the best one,
+   pruned where the moves made plus the cards not yet home (each needs a move) reach the
+   best length, and where a position (by the knowledge's key) was already reached in as
+   few moves. Each line it finds goes through 1-3 again.
+
+The result is the shortest line found, not a proven shortest line (the search stops at the
+node budget, and the key may merge positions whose distances differ). ``nodes`` counts
+engine moves applied, as in the search.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from collections.abc import Hashable
+
+from ..engine import Game, IllegalMove, Move
+from .knowledge import Knowledge, knowledge_for
+
+DEFAULT_BUDGET = 200_000
+_DEEPEST = 600  # no bounded search for lines longer than this (recursion depth)
+
+
+class _Spent(Exception):
+    pass
+
+
+class _Shortener:
+    def __init__(self, game: Game[Any], start: Any, budget: int) -> None:
+        self.game = game
+        self.start = start
+        self.budget = budget
+        self.nodes = 0
+
+    def apply(self, state: Any, move: Move) -> Any:
+        if self.nodes >= self.budget:
+            raise _Spent
+        self.nodes += 1
+        return self.game.apply(state, move)
+
+    def positions(self, line: list[Move]) -> list[Any]:
+        states = [self.start]
+        for move in line:
+            states.append(self.game.apply(states[-1], move))  # a known-good line: not charged
+        return states
+
+    def wins_from(self, state: Any, rest: list[Move]) -> int | None:
+        """How many moves of ``rest`` win from ``state`` (it may win early), or None."""
+        if self.game.is_won(state):
+            return 0
+        for i, move in enumerate(rest):
+            try:
+                state = self.apply(state, move)
+            except IllegalMove:
+                return None
+            if self.game.is_won(state):
+                return i + 1
+        return None
+
+    def cut_loops(self, line: list[Move]) -> list[Move]:
+        states = self.positions(line)
+        last = {s: k for k, s in enumerate(states)}
+        out: list[Move] = []
+        i = 0
+        while i < len(line):
+            if last[states[i]] > i:
+                i = last[states[i]]  # skip to the last time this position occurs
+                continue
+            out.append(line[i])
+            i += 1
+        return out
+
+    def shortcuts(self, line: list[Move]) -> list[Move]:
+        states = self.positions(line)
+        index = {s: k for k, s in enumerate(states)}  # the last occurrence wins
+        i = 0
+        out = list(line)
+        while i < len(states) - 1:
+            best: tuple[int, list[Move]] | None = None
+            frontier: list[tuple[Any, list[Move]]] = [(states[i], [])]
+            for depth in (1, 2):
+                nxt: list[tuple[Any, list[Move]]] = []
+                for state, path in frontier:
+                    for move in self.game.legal_moves(state):
+                        after = self.apply(state, move)
+                        j = index.get(after)
+                        if j is not None and j - i > depth and (best is None or j > best[0]):
+                            best = (j, path + [move])
+                        nxt.append((after, path + [move]))
+                if best is not None:
+                    break
+                frontier = nxt
+            if best is not None:
+                j, path = best
+                out = out[:i] + path + out[j:]
+                states = self.positions(out)
+                index = {s: k for k, s in enumerate(states)}
+            i += 1
+        return out
+
+    def deletions(self, line: list[Move]) -> list[Move]:
+        states = self.positions(line)
+        i = len(line) - 1
+        while i >= 0:
+            rest = line[i + 1 :]
+            used = self.wins_from(states[i], rest)
+            if used is not None:
+                line = line[:i] + rest[:used]
+                states = self.positions(line)
+                i = min(i, len(line)) - 1
+                continue
+            i -= 1
+        return line
+
+
+    def bounded(self, know: Knowledge, bound: int) -> list[Move] | None:
+        """A winning line shorter than ``bound`` moves, or None (see the module doc)."""
+        game = self.game
+        total = game.progress(self.start).total
+        reached: dict[Hashable, int] = {}
+
+        def walk(state: Any, depth: int) -> list[Move] | None:
+            if game.is_won(state):
+                return []
+            if depth + total - game.progress(state).home >= bound:
+                return None
+            key = know.key(state)
+            if reached.get(key, bound) <= depth:
+                return None
+            reached[key] = depth
+            if know.dead(state):
+                return None
+            for edge, _ in know.edges(state):
+                child = state
+                for move in edge:
+                    child = self.apply(child, move)
+                rest = walk(child, depth + len(edge))
+                if rest is not None:
+                    return list(edge) + rest
+            return None
+
+        return walk(self.start, 0)
+
+    def rewrite(self, line: list[Move]) -> list[Move]:
+        while True:
+            before = len(line)
+            line = self.cut_loops(line)
+            line = self.deletions(line)
+            line = self.shortcuts(line)
+            if len(line) >= before:
+                return line
+
+
+def shorten(game: Game[Any], start: Any, line: tuple[Move, ...], budget: int = DEFAULT_BUDGET) -> tuple[tuple[Move, ...], int]:
+    """A line at most as long as ``line`` that also wins from ``start``, and the nodes spent."""
+    worker = _Shortener(game, start, budget)
+    know = knowledge_for(game)
+    best = list(line)
+    try:
+        best = worker.rewrite(best)
+        while len(best) <= _DEEPEST:
+            shorter = worker.bounded(know, len(best))
+            if shorter is None:
+                break
+            best = worker.rewrite(shorter)
+    except _Spent:
+        pass  # every step kept a winning line: the best so far stands
+    return tuple(best), worker.nodes
