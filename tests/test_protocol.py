@@ -182,6 +182,13 @@ async def test_every_frame_of_a_whole_race_matches_the_schema(app: App, clients:
     assert daily["type"] == "race_started" and daily["daily"]["ranked"] is True
     await carol.request({"type": "resign"})
     assert (await carol.expect("race_finished"))["daily"]["ranked"] is True
+    await refused(bob, {"type": "hint"}, "not_in_race")
+    replay = await carol.request({"type": "start_daily", "game": GAME})
+    assert replay["daily"]["ranked"] is False
+    hint = await carol.request({"type": "hint"})
+    assert hint["type"] == "hint_result" and hint["message"]
+    await carol.request({"type": "resign"})
+    await carol.expect("race_finished")
     board = await guest.request({"type": "leaderboard", "board": "daily", "game": GAME})
     assert board["type"] == "leaderboard_page" and [e["name"] for e in board["entries"]] == ["carol"]
     deal_board = await bob.request({"type": "leaderboard", "board": "deal", "game": GAME, "deal": DEAL})

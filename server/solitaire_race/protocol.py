@@ -49,6 +49,7 @@ class ErrorCode(str, enum.Enum):
     BAD_REQUEST = "bad_request"
     RATE_LIMITED = "rate_limited"
     TOO_MANY_ROOMS = "too_many_rooms"
+    NOT_ALLOWED = "not_allowed"
     NOT_FOUND = "not_found"
     INTERNAL_ERROR = "internal_error"
 
@@ -133,13 +134,17 @@ class Leaderboard(_Request, tag="leaderboard"):
     page_size: Annotated[int, msgspec.Meta(ge=1, le=100)] = 20
 
 
+class Hint(_Request, tag="hint"):
+    """The next move of a winning line, in unranked practice only."""
+
+
 class Profile(_Request, tag="profile"):
     player_id: Annotated[int, msgspec.Meta(ge=1)] | None = None  # default: yourself
 
 
 Request = (
     Hello | ListGames | ListRaces | CreateRace | JoinRace | LeaveRace | Ready | StartRace | Move | Resign | Ping
-    | StartDaily | Daily | Leaderboard | Profile
+    | StartDaily | Daily | Leaderboard | Profile | Hint
 )
 # Requests anyone may send before saying hello: browsing needs no identity.
 ANONYMOUS = (Hello, Ping, ListGames, Daily, Leaderboard, Profile)

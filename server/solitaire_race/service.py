@@ -20,6 +20,7 @@ from . import protocol as p
 from .config import Config
 from .daily import daily_deal_number, parse_day, streak, utc_day
 from .engine import Game, all_games
+from . import solver
 from .observe import Metrics, event
 from .room import LogMoves, Room, RoomError, SaveResults, Send, Status
 from .store import (
@@ -40,6 +41,7 @@ log = logging.getLogger("solitaire_race.service")
 CODE_ALPHABET = "BCDFGHJKMNPQRTVWXY"
 CODE_LENGTH = 6
 TOKEN_BYTES = 32  # 256-bit tokens; only their SHA-256 is stored
+HINT_BUDGET = solver.Budget(nodes=20_000, seconds=2.0, shorten_nodes=0)
 
 
 class Peer(Protocol):
@@ -128,6 +130,7 @@ class RaceService:
             p.Daily: self._daily,
             p.Leaderboard: self._leaderboard,
             p.Profile: self._profile,
+            p.Hint: self._hint,
         }
         self._daily_rooms: dict[tuple[int, str, str], Room] = {}  # (player, game, date)
         self._install_gauges()
@@ -419,6 +422,23 @@ class RaceService:
     async def _daily(self, session: Session, req: p.Daily) -> None:
         data = await self.daily_data(req.date, session.player.id if session.player else None)
         session.peer.send(_drop_none({"type": "daily_challenges", "id": req.id, **data}))
+
+    async def _hint(self, session: Session, req: p.Hint) -> None:
+        room, player = self._room(session), self._player(session)
+        if not room.daily or room.daily["ranked"]:
+            raise p.ProtocolError(
+                p.ErrorCode.NOT_ALLOWED,
+                "hints are for unranked practice only (a daily challenge replay), never in a race or a ranked attempt",
+            )
+        racer = room.racers[player.id]
+        if room.status is not Status.RUNNING or racer.done:
+            raise p.ProtocolError(p.ErrorCode.GAME_OVER, "your game is over")
+        # The solver is CPU-bound: a thread keeps the event loop turning (1 ms GIL slices).
+        move = await asyncio.to_thread(solver.hint, room.game, racer.state, HINT_BUDGET)
+        message = "the next move of a winning line" if move else (
+            "no hint: no winning line found from here, or the game hides cards the solver may not use"
+        )
+        session.peer.send(_drop_none({"type": "hint_result", "id": req.id, "move": move, "message": message}))
 
     # --- leaderboards and profiles --------------------------------------------------
     async def leaderboard_data(
