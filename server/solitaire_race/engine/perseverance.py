@@ -20,7 +20,7 @@ from typing import Any
 
 from .base import Game, IllegalMove, Kind, Move, Progress, require_unused
 from .cards import ACE, Card, code, codes, label, standard_deck
-from .piles import REDEAL, Pile, PileNotation, SuitFoundations, deal_in_chunks, pile_error, replace, top_run
+from .piles import REDEAL, Pile, PileNotation, SuitFoundations, deal_in_chunks, pile_at, replace, top_run
 
 PILES = 12
 PILE_SIZE = 4
@@ -90,7 +90,7 @@ class Perseverance(Game[PerseveranceState]):
         kind = move.kind
         if kind is Kind.HOME:
             require_unused(move, src=True)
-            pile = self._pile(state, move.src)
+            pile = pile_at(state.piles, move.src)
             c = pile[-1]
             if not SuitFoundations.accepts(state.foundations, c):
                 raise SuitFoundations.refuse(state.foundations, c)
@@ -117,18 +117,9 @@ class Perseverance(Game[PerseveranceState]):
             )
         raise IllegalMove(f"{self.name} has no {kind.value} moves")
 
-    def _pile(self, state: PerseveranceState, index: int) -> Pile:
-        if not 0 <= index < PILES:
-            raise IllegalMove(f"there is no pile {index + 1} (piles are 1-{PILES})")
-        pile = state.piles[index]
-        if not pile:
-            raise pile_error(index + 1)
-        return pile
-
     def _build(self, state: PerseveranceState, src: int, dst: int) -> PerseveranceState:
-        source = self._pile(state, src)
-        if not 0 <= dst < PILES:
-            raise IllegalMove(f"there is no pile {dst + 1} (piles are 1-{PILES})")
+        source = pile_at(state.piles, src)
+        pile_at(state.piles, dst, nonempty=False)  # it exists
         if src == dst:
             raise IllegalMove("a pile cannot be moved onto itself")
         target = state.piles[dst]

@@ -37,7 +37,7 @@ from .cards import (
     standard_deck,
     suit_label,
 )
-from .piles import REDEAL, Pile, PileNotation, deal_round, pile_error, replace
+from .piles import REDEAL, Pile, PileNotation, deal_round, pile_at, replace
 
 PILES = 8
 MAX_REDEALS = 2
@@ -132,7 +132,7 @@ class PersianPatience(Game[PersianState]):
         kind = move.kind
         if kind is Kind.HOME:
             require_unused(move, src=True)
-            pile = self._pile(state, move.src)
+            pile = pile_at(state.piles, move.src)
             c = pile[-1]
             found = _home(state.foundations, c)
             if found is None:
@@ -153,18 +153,9 @@ class PersianPatience(Game[PersianState]):
             )
         raise IllegalMove(f"{self.name} has no {kind.value} moves")
 
-    def _pile(self, state: PersianState, index: int) -> Pile:
-        if not 0 <= index < PILES:
-            raise IllegalMove(f"there is no pile {index + 1} (piles are 1-{PILES})")
-        pile = state.piles[index]
-        if not pile:
-            raise pile_error(index + 1)
-        return pile
-
     def _build(self, state: PersianState, src: int, dst: int) -> PersianState:
-        source = self._pile(state, src)
-        if not 0 <= dst < PILES:
-            raise IllegalMove(f"there is no pile {dst + 1} (piles are 1-{PILES})")
+        source = pile_at(state.piles, src)
+        pile_at(state.piles, dst, nonempty=False)  # it exists
         if src == dst:
             raise IllegalMove("a card cannot be moved onto its own pile")
         target = state.piles[dst]

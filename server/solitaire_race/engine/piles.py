@@ -44,6 +44,16 @@ def pile_error(number: int) -> IllegalMove:
     return IllegalMove(f"pile {number} is empty")
 
 
+def pile_at(piles: tuple[Pile, ...], index: int, *, nonempty: bool = True) -> Pile:
+    """The pile at a 0-based index, refusing one that does not exist (or is empty)."""
+    if not 0 <= index < len(piles):
+        raise IllegalMove(f"there is no pile {index + 1} (piles are 1-{len(piles)})")
+    pile = piles[index]
+    if nonempty and not pile:
+        raise pile_error(index + 1)
+    return pile
+
+
 def top_run(pile: Pile) -> int:
     """Length of the same-suit, descending-by-one run at the top of ``pile``."""
     n = 1
