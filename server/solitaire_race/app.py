@@ -19,13 +19,12 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timezone
 
-from websockets.asyncio.server import Server
-
 from . import transport
 from .config import Config
 from .observe import Metrics
 from .service import RaceService
 from .store import Store
+from .transport import Server
 
 log = logging.getLogger("solitaire_race")
 
