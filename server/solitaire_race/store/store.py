@@ -397,16 +397,8 @@ class Store:
     async def mark_race_started(self, race_id: int, started_at: datetime, player_ids: Sequence[int] = ()) -> None:
         """'open' -> 'running', recording who races. Raises NotFound, or RaceStateError if
         it isn't open."""
-        statement = (
-            update(Race)
-            .where(Race.id == race_id, Race.status == "open")
-            .values(status="running", started_at=_check_time(started_at))
-        )
         async with self._writer() as session:
-            result = await session.execute(statement)
-            if result.rowcount == 0:  # type: ignore[attr-defined]
-                await session.rollback()
-                await self._raise_wrong_state(race_id, "open")
+            await self._transition(session, race_id, "open", "running", started_at=_check_time(started_at))
             if player_ids:
                 await session.execute(insert(RaceEntry), [{"race_id": race_id, "player_id": p} for p in player_ids])
             await session.commit()
@@ -482,17 +474,9 @@ class Store:
                     "finished_at": _check_time(r.finished_at),
                 }
             )
-        mark_finished = (
-            update(Race)
-            .where(Race.id == race_id, Race.status == "running")
-            .values(status="finished", finished_at=_check_time(finished_at))
-        )
         async with self._writer() as session:
             # The UPDATE comes first: it takes the write lock and proves the race is running.
-            result = await session.execute(mark_finished)
-            if result.rowcount == 0:  # type: ignore[attr-defined]
-                await session.rollback()
-                await self._raise_wrong_state(race_id, "running")
+            await self._transition(session, race_id, "running", "finished", finished_at=_check_time(finished_at))
             race = await session.get(Race, race_id)
             assert race is not None
             ranked = await session.scalar(select(DailyAttempt.date).where(DailyAttempt.race_id == race_id))
@@ -657,6 +641,17 @@ class Store:
         async with self._sessions() as session:
             row = await session.get(Setting, name)
             return None if row is None else row.value
+
+    async def _transition(
+        self, session: AsyncSession, race_id: int, frm: RaceStatus, to: RaceStatus, **values: Any
+    ) -> None:
+        """Move a race from status ``frm`` to ``to`` (setting ``values``) inside the caller's
+        transaction, or roll it back and raise NotFound / RaceStateError."""
+        statement = update(Race).where(Race.id == race_id, Race.status == frm).values(status=to, **values)
+        result = await session.execute(statement)
+        if result.rowcount == 0:  # type: ignore[attr-defined]
+            await session.rollback()
+            await self._raise_wrong_state(race_id, frm)
 
     async def _raise_wrong_state(self, race_id: int, wanted: RaceStatus) -> None:
         race = await self.race(race_id)
