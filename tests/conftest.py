@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import urllib.error
+import urllib.request
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
@@ -41,6 +43,24 @@ async def app(tmp_path: Path) -> AsyncIterator[App]:
         yield running
     finally:
         await running.stop()
+
+
+async def http_get(app: App, path: str) -> tuple[int, str, str]:
+    """GET a path of the running server: status, Content-Type and body text."""
+
+    def get() -> tuple[int, str, str]:
+        try:
+            with urllib.request.urlopen(app.config.public_url + path, timeout=5) as r:
+                return r.status, r.headers["Content-Type"], r.read().decode()
+        except urllib.error.HTTPError as e:
+            return e.code, e.headers["Content-Type"], e.read().decode()
+
+    return await asyncio.to_thread(get)
+
+
+async def http_json(app: App, path: str) -> tuple[int, Any]:
+    status, _, body = await http_get(app, path)
+    return status, json.loads(body)
 
 
 class Client:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import urllib.request
-import json
 from collections.abc import AsyncIterator
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
@@ -16,7 +14,7 @@ from solitaire_race.app import App
 from solitaire_race.daily import daily_deal_number, streak
 from solitaire_race.engine import get_game
 
-from .conftest import TEST_SECRET, Client, make_config
+from .conftest import TEST_SECRET, Client, http_json, make_config
 from .support import solve
 
 DAY = datetime(2026, 11, 21, 23, 59, 0, tzinfo=timezone.utc)
@@ -171,13 +169,6 @@ async def test_http_api_answers_match_the_protocol(daily_app: tuple[App, WallClo
             await finish(c, None)
         me = ann.player["id"]  # type: ignore[index]
 
-        def get(path: str) -> tuple[int, Any]:
-            try:
-                with urllib.request.urlopen(app.config.public_url + path, timeout=5) as r:
-                    return r.status, json.load(r)
-            except urllib.error.HTTPError as e:
-                return e.code, json.load(e)
-
         pairs = [
             ({"type": "daily"}, f"/api/daily?me={me}"),
             ({"type": "leaderboard", "board": "daily", "game": "cruel", "page_size": 1}, f"/api/leaderboard/daily/cruel?page_size=1&me={me}"),
@@ -187,15 +178,15 @@ async def test_http_api_answers_match_the_protocol(daily_app: tuple[App, WallClo
         ]
         for request, path in pairs:
             via_ws = await ann.request(request)
-            status, via_http = await asyncio.to_thread(get, path)
+            status, via_http = await http_json(app, path)
             assert status == 200
             assert {k: v for k, v in via_ws.items() if k not in ("type", "id")} == via_http, path
 
-        assert (await asyncio.to_thread(get, "/api/leaderboard/fastest/chess"))[0] == 404
-        assert (await asyncio.to_thread(get, "/api/leaderboard/deal/cruel"))[0] == 400
-        assert (await asyncio.to_thread(get, "/api/leaderboard/wins/cruel?page=0"))[0] == 400
-        assert (await asyncio.to_thread(get, "/api/players/999999"))[0] == 404
-        assert (await asyncio.to_thread(get, "/api/nope"))[0] == 404
+        assert (await http_json(app, "/api/leaderboard/fastest/chess"))[0] == 404
+        assert (await http_json(app, "/api/leaderboard/deal/cruel"))[0] == 400
+        assert (await http_json(app, "/api/leaderboard/wins/cruel?page=0"))[0] == 400
+        assert (await http_json(app, "/api/players/999999"))[0] == 404
+        assert (await http_json(app, "/api/nope"))[0] == 404
     finally:
         await ann.close()
         await bob.close()

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +11,7 @@ from openapi_spec_validator import validate
 
 from solitaire_race.app import App
 
-from .conftest import Client
+from .conftest import Client, http_json
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 SPEC = json.loads((DOCS / "openapi.json").read_text())
@@ -46,13 +44,6 @@ async def test_live_responses_match_the_spec(app: App, clients: Any) -> None:
     await ann.expect("race_finished")
     me = ann.player["id"]  # type: ignore[index]
 
-    def get(path: str) -> tuple[int, Any]:
-        try:
-            with urllib.request.urlopen(app.config.public_url + path, timeout=5) as r:
-                return r.status, json.load(r)
-        except urllib.error.HTTPError as e:
-            return e.code, json.load(e)
-
     cases = [
         ("/api/games", 200, "GamesBody"),
         (f"/api/daily?me={me}", 200, "DailyChallengesBody"),
@@ -64,8 +55,8 @@ async def test_live_responses_match_the_spec(app: App, clients: Any) -> None:
         ("/api/leaderboard/fastest/clock?page=x", 400, "ErrorBody"),
     ]
     for path, status, schema in cases:
-        got_status, body = await asyncio.to_thread(get, path)
+        got_status, body = await http_json(app, path)
         assert got_status == status, (path, body)
         check(body, schema)
-    daily = (await asyncio.to_thread(get, f"/api/leaderboard/daily/clock?me={me}"))[1]
+    daily = (await http_json(app, f"/api/leaderboard/daily/clock?me={me}"))[1]
     assert daily["entries"][0]["name"] == "ann" and daily["me"]["rank"] == 1

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 import sqlite3
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +14,7 @@ from solitaire_race.app import App
 from solitaire_race.engine import get_game
 from solitaire_race.service import CODE_ALPHABET
 
-from .conftest import TEST_SECRET, Client, make_config
+from .conftest import TEST_SECRET, Client, http_get, make_config
 from .support import winnable_deal
 
 GAME = "cruel"
@@ -50,17 +48,6 @@ async def start(host: Client, *everyone: Client) -> list[dict[str, Any]]:
 
 async def play(client: Client, moves: list[str]) -> dict[str, Any]:
     return await client.request({"type": "move", "moves": moves})
-
-
-async def http_get(app: App, path: str) -> tuple[int, str, str]:
-    def get() -> tuple[int, str, str]:
-        try:
-            with urllib.request.urlopen(app.config.public_url + path, timeout=5) as r:
-                return r.status, r.headers["Content-Type"], r.read().decode()
-        except urllib.error.HTTPError as e:
-            return e.code, e.headers["Content-Type"], e.read().decode()
-
-    return await asyncio.to_thread(get)
 
 
 async def test_http_health_and_client_on_the_same_port(app: App) -> None:

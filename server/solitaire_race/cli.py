@@ -22,6 +22,13 @@ DEV_SECRET = "solitaire-race-dev"
 SECRET_ENV = "SOLITAIRE_RACE_SECRET"
 
 
+def _db_url(value: str | None) -> str:
+    """--db, else $SOLITAIRE_RACE_DB, else the embedded SQLite file."""
+    from .config import DEFAULT_DB_URL
+
+    return value or os.environ.get("SOLITAIRE_RACE_DB") or DEFAULT_DB_URL
+
+
 def _secret(value: str | None) -> bytes:
     return (value or os.environ.get(SECRET_ENV) or DEV_SECRET).encode("utf-8")
 
@@ -136,7 +143,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         Config(),
         host=args.host,
         port=args.port,
-        db_url=args.db or os.environ.get("SOLITAIRE_RACE_DB"),
+        db_url=_db_url(args.db),
         public_url=args.public_url or os.environ.get("SOLITAIRE_RACE_PUBLIC_URL"),
         secret=args.secret or os.environ.get(SECRET_ENV),
         countdown_s=args.countdown,
@@ -178,7 +185,6 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     import asyncio
     from datetime import datetime, timezone
 
-    from .config import DEFAULT_DB_URL
     from .daily import parse_day
     from .store import Store
 
@@ -189,7 +195,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
         day = (datetime.now(timezone.utc).date() if args.daily == "today" else parse_day(args.daily)).isoformat()
 
     async def fetch() -> Any:
-        store = await Store.open(args.db or os.environ.get("SOLITAIRE_RACE_DB") or DEFAULT_DB_URL)
+        store = await Store.open(_db_url(args.db))
         try:
             return await store.leaderboard(
                 board, game.id, deal=args.deal, date=day, min_games=args.min_games, page=args.page, page_size=args.page_size
@@ -205,10 +211,9 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 
 def cmd_backup(args: argparse.Namespace) -> int:
-    from .config import DEFAULT_DB_URL
     from .store.backup import backup
 
-    url = args.db or os.environ.get("SOLITAIRE_RACE_DB") or DEFAULT_DB_URL
+    url = _db_url(args.db)
     size = backup(url, Path(args.destination))
     print(f"backed up {url} to {args.destination} ({size:,} bytes)")
     return 0

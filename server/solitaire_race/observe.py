@@ -25,7 +25,6 @@ class Metrics:
     def __init__(self) -> None:
         self.counters: dict[tuple[str, tuple[tuple[str, str], ...]], float] = defaultdict(float)
         self.gauges: dict[str, tuple[str, Callable[[], Iterable[tuple[dict[str, str], float]]]]] = {}
-        self.help: dict[str, str] = {}
         self._hist = [0] * (len(COMMIT_BUCKETS) + 1)
         self._hist_sum = 0.0
         self._hist_count = 0
