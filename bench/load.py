@@ -398,7 +398,7 @@ def start_server(kind: str, db: Path) -> tuple[subprocess.Popen[str], str]:
         cmd = [sys.executable, __file__, "echo-server"]
     else:
         cmd = [sys.executable, "-m", "solitaire_race.cli", "serve", "--port", "0", "--db", f"sqlite+aiosqlite:///{db}",
-               "--secret", "bench", "--countdown", "0", "--rate-limit", "0"]
+               "--secret", "bench", "--countdown", "0", "--rate-limit", "0", "--daily-solver-nodes", "0"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
                             preexec_fn=lambda: (os.sched_setaffinity(0, {0}), raise_fd_limit()))
     for _ in range(200):

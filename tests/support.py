@@ -1,11 +1,35 @@
-"""Shared test helpers: a small solver that finds winning lines for real deals."""
+"""Shared test helpers: a small solver that finds winning lines for real deals, and a daily
+deal chooser that holds one game back."""
 
 from __future__ import annotations
 
+import asyncio
+from datetime import date
 from functools import lru_cache
 from typing import Any
 
+from solitaire_race.daily_planner import Chooser, first_candidate
 from solitaire_race.engine import Game, Kind, Outcome, get_game
+from solitaire_race.solver import budget_for, choose_daily
+
+
+def held_back_chooser(secret: bytes, gate: asyncio.Event, held: str = "patriarchs", solved: str = "clock") -> Chooser:
+    """A fresh server's daily planner: ``held``'s deal is chosen only once ``gate`` is set;
+    ``solved``'s by the real solver (milliseconds for Clock), so it has a par; the others'
+    are their first candidate."""
+    plain = first_candidate(secret)
+
+    async def choose(game_id: str, day: date) -> tuple[int, int | None]:
+        if game_id == held:
+            await gate.wait()
+        if game_id == solved:
+            return choose_daily(game_id, secret, day, budget_for(SMALL_DAILY_NODES))
+        return await plain(game_id, day)
+
+    return choose
+
+
+SMALL_DAILY_NODES = 5_000  # enough for the games the tests solve; keeps the tests quick
 
 
 def solve(game: Game[Any], state: Any, budget: int = 200_000) -> list[str] | None:

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from solitaire_race.cli import main
-from solitaire_race.engine import all_games, get_game
+from solitaire_race.cli import SECRET_ENV, main
+from solitaire_race.engine import all_games, get_game, replay
+from solitaire_race.solver import solve
 
 from .support import winnable_deal
 
@@ -58,6 +59,100 @@ def test_replay_outcomes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     log.write_text(f"{line[0]}\n\n1>1\n")
     assert main(["replay", "cruel", str(number), str(log), "--secret", "s"]) == 1
     assert capsys.readouterr().out == "illegal move at line 3 '1>1': a pile cannot be moved onto itself\n"
+
+
+def hint_of(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    """Run ``solitaire-race hint ARGS``: its exit code, and the move it printed (or its sentence)."""
+    code = main(["hint", *args])
+    out = capsys.readouterr().out.splitlines()
+    return code, out[-1] if out else ""
+
+
+def test_hint_followed_move_by_move_wins_the_deal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every printed move is legal where the log stands, and following them wins: each is the
+    next move of a winning line. The output appends to the log as it is (a comment, a move)."""
+    number, line = winnable_deal("cruel", b"s")
+    log = tmp_path / "moves.txt"
+    log.write_text("")
+    for played in range(len(line) * 2):  # bounded: a hint that led nowhere would loop
+        code = main(["hint", "cruel", str(number), "--moves", str(log), "--secret", "s"])
+        out = capsys.readouterr().out
+        if code == 1:
+            assert out == f"no hint: the game is over (won) after {played} moves\n"
+            break
+        assert code == 0, out
+        comment, move = out.splitlines()
+        assert comment == f"# Cruel, deal {number}, after {played} move{'' if played == 1 else 's'}: the next move of a winning line"
+        with log.open("a") as f:
+            f.write(out)
+    else:
+        raise AssertionError("the hints did not lead to a win")
+    assert main(["replay", "cruel", str(number), str(log), "--secret", "s"]) == 0
+    assert capsys.readouterr().out.startswith("won: 52/52 cards home")
+
+
+def test_hint_from_standard_input_is_part_of_a_win(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    import io
+
+    game = get_game("perseverance")
+    number, line = winnable_deal("perseverance", b"s")
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n".join(line[:10]) + "\n"))
+    code, move = hint_of(capsys, "perseverance", str(number), "--moves", "-", "--secret", "s")
+    assert code == 0
+    state, _ = replay(game, game.deal(number, b"s"), [*line[:10], move])  # legal after the log
+    assert solve(game, state, node_budget=200_000, shorten_budget=0).won  # and still winnable
+
+
+def test_hint_errors_and_positions_without_a_hint(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    number, line = winnable_deal("cruel", b"s")
+    log = tmp_path / "moves.txt"
+    log.write_text(f"{line[0]}\n# a comment\n1>1\n")
+    assert main(["hint", "cruel", str(number), "--moves", str(log), "--secret", "s"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == "solitaire-race hint: illegal move at line 3 '1>1': a pile cannot be moved onto itself\n"
+
+    assert hint_of(capsys, "clock", "3", "--secret", "s") == (
+        1, "no hint: Clock hides cards (face down or in the stock), and a hint may use only what a player sees"
+    )
+    assert hint_of(capsys, "cruel", str(number), "--secret", "s", "--nodes", "10") == (
+        1, "no hint: no winning line found after 0 moves within 10 nodes (the position may be lost, or need a bigger --nodes)"
+    )
+    assert main(["hint", "cruel", str(number), "--moves", str(tmp_path / "missing.txt")]) == 2
+    assert "missing.txt" in capsys.readouterr().err
+    assert main(["hint", "chess", "1"]) == 2
+    assert "unknown game 'chess'" in capsys.readouterr().err
+
+
+def test_hint_deals_with_the_secret_a_server_database_keeps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import asyncio
+
+    from solitaire_race.store import Store
+
+    monkeypatch.delenv(SECRET_ENV, raising=False)
+    url = f"sqlite+aiosqlite:///{tmp_path / 'race.sqlite3'}"
+
+    async def server_secret() -> bytes:
+        store = await Store.open(url)  # what a first `serve` on this database does
+        try:
+            return await store.deal_secret()
+        finally:
+            await store.close()
+
+    secret = asyncio.run(server_secret())
+    game = get_game("cruel")
+    number, line = winnable_deal("cruel", secret)
+    code, move = hint_of(capsys, "cruel", str(number), "--db", url)
+    assert code == 0
+    state = game.apply(game.deal(number, secret), game.parse_move(move))
+    assert solve(game, state, node_budget=200_000, shorten_budget=0).won
+
+    missing = tmp_path / "nowhere.sqlite3"
+    assert main(["hint", "cruel", "1", "--db", f"sqlite+aiosqlite:///{missing}"]) == 2
+    assert capsys.readouterr().err == f"solitaire-race: no database at {missing}\n"
+    assert not missing.exists()
 
 
 def test_serve_runs_migrates_prints_url_and_stops_on_sigterm(tmp_path: Path) -> None:

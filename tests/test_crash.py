@@ -35,7 +35,7 @@ class Server:
     def start(self) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "solitaire_race.cli", "serve", "--port", "0", "--secret", TEST_SECRET,
-             "--db", f"sqlite+aiosqlite:///{self.db}"],
+             "--db", f"sqlite+aiosqlite:///{self.db}", "--daily-solver-nodes", "0"],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
         for _ in range(100):  # bounded: a few log lines come before the URL

@@ -153,6 +153,7 @@ def test_cli_prints_boards(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
         store = await Store.open(url)
         try:
             w = World(store)
+            await store.daily_challenge(GAME, "2026-11-01", DEAL, T0, par=66)
             await w.result("ann", "won", time_ms=83_400, moves=68, daily="2026-11-01")
             await w.result("bob", "resigned", home=9, moves=3, daily="2026-11-01", at=2)
         finally:
@@ -161,8 +162,8 @@ def test_cli_prints_boards(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     asyncio.run(fill())
     assert main(["leaderboard", GAME, "--daily", "2026-11-01", "--db", url]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "Cruel: daily challenge of 2026-11-01"
-    assert out[2].split() == ["1", "ann", "won", "1:23.4", "68", "52/52"]
+    assert out[0] == "Cruel: daily challenge of 2026-11-01 (par 66 moves)"
+    assert out[2].split() == ["1", "ann", "won", "1:23.4", "68", "52/52", "+2"]
     assert out[3].split() == ["2", "bob", "resigned", "--", "3", "9/52"]
     assert out[-1] == "page 1: 1-2 of 2"
     assert main(["leaderboard", GAME, "--board", "wins", "--db", url]) == 0

@@ -1,7 +1,8 @@
 """The terminal client driven in a real pseudo-terminal (pexpect) against the real server
 on 127.0.0.1: a person creates a race, an opponent joins over the protocol, the person
 starts it, plays a legal move by its short form and an illegal one, sees the server's
-reason and the opponent's progress, opens the help, and finishes; the token is kept."""
+reason and the opponent's progress, opens the help, and finishes; the token is kept. A hint
+is refused in a ranked daily attempt and shown in its unranked replay."""
 
 from __future__ import annotations
 
@@ -19,8 +20,9 @@ import pexpect
 from solitaire_race.app import App
 from solitaire_race.engine import IllegalMove, get_game
 
-from .conftest import TEST_SECRET
+from .conftest import TEST_SECRET, make_config
 from .support import winnable_deal
+from .test_daily import WINNABLE_DAY, WallClock  # its Perseverance daily has a solution
 
 SECRET = TEST_SECRET.encode()
 SGR = r"(?:\x1b\[[0-9;]*m)*"  # colour codes that may sit between parts of a line
@@ -192,4 +194,31 @@ async def test_daily_challenge_from_the_command_line(app: App, tmp_path: Path) -
         await expect(child, pexpect.EOF)
     finally:
         child.close(force=True)
+    assert child.exitstatus == 0
+
+
+async def test_hint_refused_in_a_ranked_attempt_and_shown_in_a_replay(tmp_path: Path) -> None:
+    app = await App.start(make_config(tmp_path), wall_clock=WallClock(WINNABLE_DAY))
+    child = spawn(app, tmp_path / "config", "--name", "fay", "--daily", "perseverance")
+    try:
+        await expect(child, r"daily challenge 2026-11-01 \(ranked\)")
+        child.sendline("hint")
+        await expect(child, re.escape("✗ hints are for unranked practice only"))
+        child.sendline("resign")
+        await expect(child, "daily challenge over: resigned")
+
+        child.sendline("daily perseverance")
+        deal = int((await expect(child, r"deal (\d+) · daily challenge 2026-11-01 \(unranked replay\)")).group(1))
+        await expect(child, "hint · resign")  # offered in the line of commands
+        child.sendline("hint")
+        move = (await expect(child, r"hint: (\S+) \(the next move of a winning line\)")).group(1)
+        game = get_game("perseverance")
+        game.apply(game.deal(deal, SECRET), game.parse_move(move))  # legal where the player stands
+        child.sendline(move)
+        await expect(child, "✓ " + SGR + re.escape(move))
+        child.sendline("quit")
+        await expect(child, pexpect.EOF)
+    finally:
+        child.close(force=True)
+        await app.stop()
     assert child.exitstatus == 0

@@ -292,10 +292,11 @@ def test_lobby_room_and_finished_screens() -> None:
     games = [g.describe() for g in all_games().values()]
     lobby = Screen(server="s", phase="lobby", player_id=1, player_name="ann", games=games,
                    races=[{"code": "BCDFGH", "game": "clock", "deal": 9, "players": [{"name": "bob"}]}],
-                   dailies={"date": "2026-11-21", "challenges": [{"game": "cruel", "attempted": True}, {"game": "clock", "attempted": False}]})
+                   dailies={"date": "2026-11-21", "challenges": [{"game": "cruel", "attempted": True}, {"game": "clock", "attempted": False},
+                                                                 {"game": "patriarchs", "preparing": True}]})
     text = "\n".join(render_screen(lobby, PLAIN, width=60))
     assert "  BCDFGH  Clock" in text and "bob" in text
-    assert "cruel ✓ · clock" in text
+    assert "cruel ✓ · clock · patriarchs (preparing)" in text
     assert all(visible_len(line) <= 60 for line in text.splitlines() if line.startswith("  perseverance"))
 
     room = {"code": "KXPMRT", "link": "http://h/join/KXPMRT", "game": "cruel", "deal": 1, "private": True,
@@ -327,6 +328,18 @@ def test_daily_header() -> None:
     screen.race["daily"] = {"date": "2026-11-21", "ranked": False, "par": 71}
     header = render_screen(screen, PLAIN)[1]
     assert header == "Cruel · deal 1 · daily challenge 2026-11-21 (unranked replay) · par 71 moves · 1:23 / 10:00"
+
+
+def test_hint_is_offered_only_in_an_unranked_daily_replay() -> None:
+    screen = race_screen()
+    assert screen.race is not None
+    assert "hint" not in render_screen(screen, PLAIN)[-1]  # a race: the server refuses hints
+    screen.race["daily"] = {"date": "2026-11-21", "ranked": True, "par": 71}
+    assert "hint" not in render_screen(screen, PLAIN)[-1]
+    screen.race["daily"]["ranked"] = False
+    assert render_screen(screen, PLAIN)[-1] == "type a move (? shows how) · f sends all home · hint · resign · leave · quit"
+    for game_id in all_games():
+        assert any(line.split()[0] == "hint" for line in help_lines(game_id) if line.strip())
 
 
 def test_card_labels() -> None:

@@ -20,10 +20,18 @@ const fmtTime = (ms) => {
   return `${m}:${(s - m * 60).toFixed(1).padStart(4, "0")}`;
 };
 
-function columns(board) {
+/** A winner's moves against the daily par: "par", "+3" (more moves), "−1" (beat it). */
+const vsPar = (e, par) => {
+  if (par == null || e.outcome !== "won") return "";
+  const d = e.moves - par;
+  return d === 0 ? "par" : d > 0 ? `+${d}` : `−${-d}`;
+};
+
+function columns(board, par) {
   if (board === "deal" || board === "daily")
     return [["#", (e) => e.rank, (e) => (e.rank <= 3 ? `medal medal-${e.rank}` : "")], ["Player", (e) => e.name], ["Result", (e) => e.outcome, (e) => (e.outcome === "won" ? "won" : "")],
             ["Time", (e) => fmtTime(e.outcome === "won" ? e.time_ms : null), null, "num"], ["Moves", (e) => e.moves, null, "num"],
+            ...(par != null ? [[`vs par ${par}`, (e) => vsPar(e, par), null, "num"]] : []),
             ["Cards home", (e) => `${e.home}/${e.total}`, null, "num opt"]];
   const base = [["#", (e) => e.rank, (e) => (e.rank <= 3 ? `medal medal-${e.rank}` : "")], ["Player", (e) => e.name]];
   if (board === "fastest") return [...base, ["Best time", (e) => fmtTime(e.time_ms), null, "num"], ["Moves", (e) => e.moves, null, "num"], ["Wins", (e) => e.wins, null, "num opt"]];
@@ -81,7 +89,7 @@ function show(data, error) {
   $("rows").replaceChildren();
   $("head").replaceChildren();
   if (!data) { $("summary").textContent = ""; $("pager").hidden = true; return; }
-  const cols = columns(data.board);
+  const cols = columns(data.board, data.par);
   for (const [title, , , align] of cols) {
     const th = document.createElement("th");
     th.textContent = title;
@@ -105,7 +113,8 @@ function show(data, error) {
   const name = $("game").selectedOptions[0]?.textContent || data.game;
   const what = { daily: `daily challenge of ${data.date}`, deal: `deal ${data.deal}`, fastest: "fastest wins",
                  wins: "most wins", win_rate: `win rate, at least ${data.min_games} games` }[data.board];
-  $("summary").textContent = `${name}: ${what} · ${data.total} ${data.total === 1 ? "player" : "players"}`;
+  const par = data.par != null ? ` · par ${data.par} moves` : "";
+  $("summary").textContent = `${name}: ${what}${par} · ${data.total} ${data.total === 1 ? "player" : "players"}`;
   const pages = Math.max(1, Math.ceil(data.total / data.page_size));
   $("pager").hidden = pages <= 1;
   $("page-label").textContent = `page ${data.page} of ${pages}`;

@@ -21,6 +21,8 @@ from datetime import datetime, timezone
 
 from . import transport
 from .config import Config
+from .daily_planner import Chooser, DailyPlanner, first_candidate, solver_process
+from .engine import all_games
 from .observe import Metrics
 from .service import RaceService
 from .store import Store
@@ -30,33 +32,46 @@ log = logging.getLogger("solitaire_race")
 
 
 class App:
-    def __init__(self, config: Config, store: Store, service: RaceService, server: Server) -> None:
+    def __init__(self, config: Config, store: Store, planner: DailyPlanner, service: RaceService, server: Server) -> None:
         self.config = config
         self.store = store
+        self.planner = planner
         self.service = service
         self.server = server
 
     @classmethod
-    async def start(cls, config: Config, *, wall_clock: Callable[[], datetime] | None = None) -> "App":
-        """``wall_clock`` (UTC) decides the date of daily challenges; tests inject one."""
+    async def start(
+        cls, config: Config, *, wall_clock: Callable[[], datetime] | None = None, choose_daily: Chooser | None = None
+    ) -> "App":
+        """``wall_clock`` (UTC) decides the date of daily challenges, and ``choose_daily``
+        picks a day's deal (default: from ``config.daily_solver_nodes``); tests inject them."""
         store = await Store.open(config.db_url)
+        planner: DailyPlanner | None = None
         try:
             secret = config.secret.encode("utf-8") if config.secret else await store.deal_secret()
             metrics = Metrics()
             store.commit_observer = metrics.observe_commit
+            wall_clock = wall_clock or (lambda: datetime.now(timezone.utc))
+            if choose_daily is None:
+                nodes = config.daily_solver_nodes
+                choose_daily = solver_process(secret, nodes) if nodes > 0 else first_candidate(secret)
+            planner = DailyPlanner(store, list(all_games()), choose_daily, wall_clock)
             service = RaceService(
-                store=store, secret=secret, config=config, clock=time.monotonic,
-                wall_clock=wall_clock or (lambda: datetime.now(timezone.utc)), metrics=metrics,
+                store=store, secret=secret, config=config, clock=time.monotonic, planner=planner,
+                wall_clock=wall_clock, metrics=metrics,
             )
             await service.recover()
             service.start()
+            planner.start()
             server = await transport.start(service, config)
         except BaseException:
+            if planner is not None:
+                await planner.close()
             await store.close()
             raise
         config = config.with_public_url(transport.bound_port(server))
         service.config = config
-        return cls(config, store, service, server)
+        return cls(config, store, planner, service, server)
 
     @property
     def url(self) -> str:
@@ -70,6 +85,7 @@ class App:
         await self.service.shutdown()  # tell the clients first, while they are connected
         self.server.close()
         await self.server.wait_closed()
+        await self.planner.close()  # stops a solver worker mid-search: the next start redoes it
         await self.store.close()
 
 

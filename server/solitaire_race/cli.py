@@ -81,14 +81,23 @@ def cmd_deal(args: argparse.Namespace) -> int:
     return 0
 
 
+def _move_log(file: str) -> list[str]:
+    """A move log's lines from a file, or from standard input for ``-``."""
+    text = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
+    return text.splitlines()
+
+
+def _illegal(exc: ReplayError) -> str:
+    where = "" if exc.text in exc.reason else f" {exc.text!r}"
+    return f"illegal move at line {exc.line}{where}: {exc.reason}"
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     game = get_game(args.game)
-    text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8")
     try:
-        state, applied = replay(game, game.deal(args.number, _secret(args.secret)), text.splitlines())
+        state, applied = replay(game, game.deal(args.number, _secret(args.secret)), _move_log(args.file))
     except ReplayError as exc:
-        where = "" if exc.text in exc.reason else f" {exc.text!r}"
-        print(f"illegal move at line {exc.line}{where}: {exc.reason}")
+        print(_illegal(exc))
         return 1
     outcome, progress = game.outcome(state), game.progress(state)
     status = "in progress" if outcome is Outcome.PLAYING else outcome.value
@@ -129,6 +138,65 @@ def cmd_solve(args: argparse.Namespace) -> int:
     return {"won": 0, "unwinnable": 1, "unknown": 3}[result.status]
 
 
+def _server_secret(db_url: str) -> bytes:
+    """The deal secret a server keeps in its database (what ``serve`` deals with when
+    neither --secret nor $SOLITAIRE_RACE_SECRET is given)."""
+    import asyncio
+
+    from .store import Store
+    from .store.backup import sqlite_path
+
+    try:
+        path: Path | None = sqlite_path(db_url)
+    except ValueError:
+        path = None  # not a SQLite file: nothing to check up front
+    if path is not None and not path.exists():
+        # Opening it would create a database with a fresh secret: hints for other cards.
+        raise FileNotFoundError(f"no database at {path}")
+
+    async def read() -> bytes:
+        store = await Store.open(db_url)
+        try:
+            return await store.deal_secret()
+        finally:
+            await store.close()
+
+    return asyncio.run(read())
+
+
+def cmd_hint(args: argparse.Namespace) -> int:
+    from .client.known import FULL_INFORMATION
+    from .solver import Budget, hint
+
+    game = get_game(args.game)
+    if args.secret or os.environ.get(SECRET_ENV) or not args.db:
+        secret = _secret(args.secret)
+    else:
+        secret = _server_secret(args.db)
+    try:
+        state, applied = replay(game, game.deal(args.number, secret), _move_log(args.moves) if args.moves else [])
+    except ReplayError as exc:
+        print(f"solitaire-race hint: {_illegal(exc)}", file=sys.stderr)
+        return 2
+    after = f"after {applied} move{'' if applied == 1 else 's'}"
+    outcome = game.outcome(state)
+    if outcome is not Outcome.PLAYING:
+        print(f"no hint: the game is over ({outcome.value}) {after}")
+        return 1
+    if game.id not in FULL_INFORMATION:
+        # A hint may use only what the player sees; the solver would peek at hidden cards.
+        print(f"no hint: {game.name} hides cards (face down or in the stock), and a hint may use only what a player sees")
+        return 1
+    move = hint(game, state, Budget(nodes=args.nodes, seconds=args.seconds, shorten_nodes=0))
+    if move is None:
+        print(f"no hint: no winning line found {after} within {args.nodes:,} nodes (the position may be lost, or need a bigger --nodes)")
+        return 1
+    # The summary is a comment, so the output can be appended to the move log as is.
+    print(f"# {game.name}, deal {args.number}, {after}: the next move of a winning line")
+    print(move)
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import asyncio
     import logging
@@ -147,6 +215,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         public_url=args.public_url or os.environ.get("SOLITAIRE_RACE_PUBLIC_URL"),
         secret=args.secret or os.environ.get(SECRET_ENV),
         countdown_s=args.countdown,
+        daily_solver_nodes=args.daily_solver_nodes,
         **_rate_limit(args.rate_limit),
     )
     asyncio.run(serve(config))
@@ -160,12 +229,20 @@ def _duration(ms: int | None) -> str:
     return f"{int(minutes)}:{seconds:04.1f}"
 
 
-def render_board(page: Any, title: str) -> str:
-    """A leaderboard page as a text table (the viewer's own row added below if off-page)."""
+def _vs_par(entry: Any, par: int | None) -> str:
+    if par is None or entry.outcome != "won":
+        return ""
+    diff = entry.moves - par
+    return "par" if diff == 0 else f"{diff:+d}"
+
+
+def render_board(page: Any, title: str, par: int | None = None) -> str:
+    """A leaderboard page as a text table (the viewer's own row added below if off-page);
+    with a daily ``par``, each winner's moves against it."""
     allt = page.board in ("fastest", "wins", "win_rate")
     head = f"{'#':>4}  {'player':<20} " + (
         f"{'wins':>5} {'games':>5} {'rate':>6} {'best':>8}" if allt else f"{'result':<11} {'time':>8} {'moves':>5} {'home':>7}"
-    )
+    ) + (f" {'vs par':>6}" if par is not None else "")
     lines = [title, head]
     rows = list(page.entries) + ([page.me] if page.me and page.me not in page.entries else [])
     for e in rows:
@@ -173,6 +250,7 @@ def render_board(page: Any, title: str) -> str:
             cells = f"{e.wins:>5} {e.games:>5} {e.win_rate:>6.0%} {_duration(e.time_ms):>8}"
         else:
             cells = f"{e.outcome:<11} {_duration(e.time_ms):>8} {e.moves:>5} {f'{e.home}/{e.total}':>7}"
+            cells += f" {_vs_par(e, par):>6}" if par is not None else ""
         lines.append(f"{e.rank:>4}  {e.name:<20} {cells}")
     if not rows:
         lines.append("  (no entries yet)")
@@ -194,19 +272,21 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     if args.daily:
         day = (datetime.now(timezone.utc).date() if args.daily == "today" else parse_day(args.daily)).isoformat()
 
-    async def fetch() -> Any:
+    async def fetch() -> tuple[Any, int | None]:
         store = await Store.open(_db_url(args.db))
         try:
-            return await store.leaderboard(
+            page = await store.leaderboard(
                 board, game.id, deal=args.deal, date=day, min_games=args.min_games, page=args.page, page_size=args.page_size
             )
+            challenge = await store.find_daily_challenge(game.id, day) if day else None
+            return page, challenge.par if challenge else None
         finally:
             await store.close()
 
-    page = asyncio.run(fetch())
+    page, par = asyncio.run(fetch())
     what = {"daily": f"daily challenge of {day}", "deal": f"deal {args.deal}", "fastest": "fastest wins",
             "wins": "most wins", "win_rate": f"win rate (at least {args.min_games} games)"}[board]
-    print(render_board(page, f"{game.name}: {what}"))
+    print(render_board(page, f"{game.name}: {what}" + (f" (par {par} moves)" if par is not None else ""), par))
     return 0
 
 
@@ -254,6 +334,19 @@ def build_parser() -> argparse.ArgumentParser:
     sol.add_argument("--seconds", type=float, default=None, help="time budget in seconds (default: none, only the node budget)")
     sol.set_defaults(func=cmd_solve)
 
+    hnt = sub.add_parser(
+        "hint",
+        help="the next move of a winning line from a deal after some moves (exit 0 found, 1 none, 2 bad input)",
+    )
+    hnt.add_argument("game")
+    hnt.add_argument("number", type=int)
+    hnt.add_argument("--moves", metavar="FILE", help="the moves made so far, one per line as for replay (- for standard input; default: none, the deal as dealt)")
+    hnt.add_argument("--secret", help=f"deal secret (default: ${SECRET_ENV}, else the one kept in --db, else the development secret)")
+    hnt.add_argument("--db", help="database URL of a server: deal with the secret it keeps (what serve uses without --secret)")
+    hnt.add_argument("--nodes", type=int, default=200_000, help="node budget of the search (default 200,000)")
+    hnt.add_argument("--seconds", type=float, default=None, help="time budget in seconds (default: none, only the node budget)")
+    hnt.set_defaults(func=cmd_hint)
+
     srv = sub.add_parser("serve", help="run the race server (web client included)")
     srv.add_argument("--host", help="address to listen on (default 127.0.0.1)")
     srv.add_argument("--port", type=int, help="port (default 8765; 0 picks a free one)")
@@ -261,6 +354,10 @@ def build_parser() -> argparse.ArgumentParser:
     srv.add_argument("--public-url", help="base URL players use to reach the server, for join links (default: $SOLITAIRE_RACE_PUBLIC_URL, else derived from host and port)")
     srv.add_argument("--secret", help="deal secret (default: $SOLITAIRE_RACE_SECRET, else one kept in the database)")
     srv.add_argument("--countdown", type=float, help="seconds between the start of a race and the deal (default 3)")
+    srv.add_argument(
+        "--daily-solver-nodes", type=int, metavar="N",
+        help="solver nodes per candidate daily deal (default 100000); 0: no solver, no par",
+    )
     srv.add_argument("--rate-limit", type=float, help="messages per second per connection (default 20; 0: no limit, for load tests)")
     srv.set_defaults(func=cmd_serve)
 

@@ -21,6 +21,9 @@ class Config:
     public_url: str = ""  # how players reach us (for join links); derived if empty
     static_dir: Path = REPO_ROOT / "client" / "web"
     secret: str | None = None  # deal secret; None: the one stored in the database
+    # Search nodes per candidate when choosing a daily deal (solver.choose_daily); 0 skips
+    # the solver: each day's first candidate, no par (docs/daily-and-leaderboards.md).
+    daily_solver_nodes: int = 100_000
     countdown_s: float = 3.0
     time_limit_s: int = 30 * 60
     max_players: int = 8

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from datetime import date, datetime, timedelta, timezone
 
 DAILY_SCHEME = "solitaire-race/daily/v1"
+CANDIDATES = 50  # candidate deals per (game, day); the solver takes the first it can win
 
 
 def utc_day(moment: datetime) -> date:
@@ -26,6 +27,11 @@ def daily_deal_number(secret: bytes, game_id: str, day: date, attempt: int = 0) 
     deterministic."""
     label = f"{DAILY_SCHEME}/{game_id}/{day.isoformat()}/{attempt}".encode()
     return int.from_bytes(hmac.new(secret, label, hashlib.sha256).digest()[:6], "big")
+
+
+def candidate_deals(secret: bytes, game_id: str, day: date) -> frozenset[int]:
+    """Every deal that can be (game, day)'s challenge, whichever the solver picks."""
+    return frozenset(daily_deal_number(secret, game_id, day, attempt) for attempt in range(CANDIDATES))
 
 
 def streak(dates: Iterable[str], today: date) -> int:

@@ -18,7 +18,8 @@ from typing import Any, Protocol
 
 from . import protocol as p
 from .config import Config
-from .daily import daily_deal_number, parse_day, streak, utc_day
+from .daily import candidate_deals, parse_day, streak, utc_day
+from .daily_planner import DailyPlanner
 from .engine import Game, all_games
 from . import solver
 from .observe import Metrics, event
@@ -42,6 +43,7 @@ CODE_ALPHABET = "BCDFGHJKMNPQRTVWXY"
 CODE_LENGTH = 6
 TOKEN_BYTES = 32  # 256-bit tokens; only their SHA-256 is stored
 HINT_BUDGET = solver.Budget(nodes=20_000, seconds=2.0, shorten_nodes=0)
+DAILY_LIST_WAIT_S = 1.0  # how long a `daily` listing waits for challenges still being chosen
 
 
 class Peer(Protocol):
@@ -97,6 +99,7 @@ class RaceService:
         secret: bytes,
         config: Config,
         clock: Callable[[], float],
+        planner: DailyPlanner,
         wall_clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
         metrics: Metrics | None = None,
     ) -> None:
@@ -105,6 +108,7 @@ class RaceService:
         self.config = config
         self.clock = clock
         self.wall_clock = wall_clock
+        self.planner = planner
         self.games = all_games()
         self.metrics = metrics or Metrics()
         self.sessions = 0  # open connections
@@ -268,7 +272,8 @@ class RaceService:
                 p.ErrorCode.TOO_MANY_ROOMS, f"you already have {owned} unfinished races (at most {self.config.max_rooms_per_player})"
             )
         deal = req.deal if req.deal is not None else secrets.randbelow(1_000_000_000)
-        if deal == (await self.challenge(game.id, self.today())).deal_number:
+        # Any of today's candidates: the one chosen may not be stored yet just after a start.
+        if deal in candidate_deals(self.secret, game.id, self.today()):
             # Practising today's daily in a private race would make its ranking unfair.
             raise p.ProtocolError(p.ErrorCode.BAD_REQUEST, "that is today's daily challenge deal: play it with start_daily")
         limit = req.time_limit_s or self.config.time_limit_s
@@ -372,8 +377,8 @@ class RaceService:
         return utc_day(self.wall_clock())
 
     async def challenge(self, game_id: str, day: date) -> DailyChallengeRecord:
-        deal = daily_deal_number(self.secret, game_id, day)
-        return await self.store.daily_challenge(game_id, day.isoformat(), deal, self.wall_clock())
+        """Usually a read: the planner chose the day's deals a day ahead (daily_planner.py)."""
+        return await self.planner.challenge(game_id, day)
 
     async def _start_daily(self, session: Session, req: p.StartDaily) -> None:
         player = self._player(session)
@@ -407,15 +412,22 @@ class RaceService:
         if day > today:
             raise p.ProtocolError(p.ErrorCode.NOT_FOUND, f"the challenges of {day} are not announced yet")
         if day == today:
-            challenges = [await self.challenge(g, today) for g in self.games]
+            # Only on a fresh database are today's deals still being chosen: list those as
+            # preparing rather than keep the lobby waiting for the solver.
+            ready = await self.planner.ready(list(self.games), today, DAILY_LIST_WAIT_S)
+            challenges = [c if c is not None else g for g, c in ready.items()]
         else:
-            challenges = await self.store.daily_challenges(day.isoformat())
+            challenges = list(await self.store.daily_challenges(day.isoformat()))
         out = []
         for c in challenges:
-            item: dict[str, Any] = {"game": c.game, "name": self.games[c.game].name if c.game in self.games else c.game,
-                                    "deal": c.deal_number, "par": c.par}
+            game = c if isinstance(c, str) else c.game
+            item: dict[str, Any] = {"game": game, "name": self.games[game].name if game in self.games else game}
+            if isinstance(c, str):
+                item.update(deal=None, par=None, preparing=True)
+            else:
+                item.update(deal=c.deal_number, par=c.par)
             if viewer is not None:
-                item["attempted"] = await self.store.ranked_attempt(c.game, c.date, viewer) is not None
+                item["attempted"] = await self.store.ranked_attempt(game, day.isoformat(), viewer) is not None
             out.append(item)
         return {"date": day.isoformat(), "today": today.isoformat(), "challenges": out}
 
@@ -448,12 +460,21 @@ class RaceService:
         self._game(game)
         if board == "deal" and deal is None:
             raise p.ProtocolError(p.ErrorCode.BAD_REQUEST, "the deal board needs a deal number")
-        day = (_day(date_text) if date_text else self.today()).isoformat() if board == "daily" else None
+        day = None
+        if board == "daily":
+            when = _day(date_text) if date_text else self.today()
+            if when > self.today():
+                raise p.ProtocolError(p.ErrorCode.NOT_FOUND, f"the challenges of {when} are not announced yet")
+            day = when.isoformat()
         result = await self.store.leaderboard(
             board, game, deal=deal if board == "deal" else None, date=day, min_games=min_games,
             page=page, page_size=page_size, viewer=viewer,
         )
-        return _page_json(result)
+        data = _page_json(result)
+        if day is not None:
+            challenge = await self.store.find_daily_challenge(game, day)
+            data["par"] = challenge.par if challenge else None
+        return data
 
     async def _leaderboard(self, session: Session, req: p.Leaderboard) -> None:
         data = await self.leaderboard_data(
@@ -625,8 +646,8 @@ class RaceService:
                 continue
             daily = None
             if race.kind == "daily" and race.daily_date:
-                challenge = await self.store.daily_challenge(race.game, race.daily_date, race.deal_number, wall)
-                daily = {"date": race.daily_date, "ranked": saved.daily_ranked, "par": challenge.par}
+                challenge = await self.store.find_daily_challenge(race.game, race.daily_date)
+                daily = {"date": race.daily_date, "ranked": saved.daily_ranked, "par": challenge.par if challenge else None}
             room = self._new_room(race, game, race.time_limit_s, daily)
             names = dict(saved.players)
             start_at = now - (wall - race.started_at).total_seconds()

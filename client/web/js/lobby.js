@@ -67,6 +67,9 @@ export function renderGames(app, games) {
 
 /** The daily challenges (a daily_challenges message), or a plain list of games before it. */
 export function renderDaily(app, daily) {
+  // Only a fresh server is still choosing today's deals: ask again shortly (one timer at a time).
+  clearTimeout(app.dailyRetry);
+  if (daily?.challenges?.some((c) => c.preparing)) app.dailyRetry = setTimeout(() => app.send({ type: "daily" }), 5000);
   const challenges = daily?.challenges ?? app.games.map((g) => ({ game: g.id, name: g.name }));
   const board = (game) => {
     const q = new URLSearchParams({ game, board: "daily" });
@@ -81,11 +84,13 @@ export function renderDaily(app, daily) {
         { dataset: { game: c.game } },
         h("span", { class: "daily-name" }, c.name ?? app.gameName(c.game), c.par ? h("small", {}, ` · par ${c.par}`) : null),
         c.attempted ? h("span", { class: "done", title: "your ranked attempt is used; you can still replay it" }, "✓ played") : null,
-        h(
-          "button",
-          { type: "button", class: `small${c.attempted ? "" : " primary"}`, dataset: { daily: c.game }, onclick: () => app.startDaily(c.game) },
-          c.attempted ? "Replay" : "Play",
-        ),
+        c.preparing
+          ? h("span", { class: "preparing", title: "the server is finding a winnable deal for today" }, "preparing…")
+          : h(
+              "button",
+              { type: "button", class: `small${c.attempted ? "" : " primary"}`, dataset: { daily: c.game }, onclick: () => app.startDaily(c.game) },
+              c.attempted ? "Replay" : "Play",
+            ),
         h("a", { href: board(c.game) }, "Leaderboard"),
       ),
     ),

@@ -1,6 +1,8 @@
 // The race screen: the board (drawn by the game's renderer from the server's view), the race
 // bar (clock, cards home, moves, resign), the racers panel and the end-of-race ranking.
-// Moves go to the server as {"type": "move"}; only its move_result changes the board.
+// Moves go to the server as {"type": "move"}; only its move_result changes the board. In an
+// unranked daily replay (the only place the server answers hints) a Hint button asks for
+// the next move of a winning line and marks it on the board.
 import { attachGestures } from "./gestures.js";
 import { RENDERERS } from "./games/index.js";
 import { RacersPanel } from "./opponents.js";
@@ -9,6 +11,7 @@ import { toast } from "./ui.js";
 import { $, formatTime, h, OUTCOME_LABELS } from "./util.js";
 
 const CONFIRM_MS = 3000;
+const HINT_MS = 8000;
 
 // A game this page does not know yet (a newer server): say so rather than draw nonsense.
 const UNKNOWN_GAME = {
@@ -16,6 +19,7 @@ const UNKNOWN_GAME = {
   render: () => h("p", { class: "race-status" }, "This page cannot draw this game yet: reload it to get the newest version."),
   moveFor: () => null,
   homeFor: () => null,
+  zonesOf: () => null,
   progress: () => 0,
 };
 
@@ -52,6 +56,7 @@ export class RaceScreen {
         unconfirm = setTimeout(reset, CONFIRM_MS);
       }
     };
+    $("#hint-btn").onclick = () => this.askHint();
     $("#help-btn").onclick = () => {
       const help = $("#race-help");
       help.hidden = !help.hidden;
@@ -73,6 +78,7 @@ export class RaceScreen {
     this.endedMs = null;
     this.clockBase = performance.now() - m.elapsed_ms;
     this.finished = null;
+    this.practice = !!m.daily && !m.daily.ranked; // hints are answered only here
     $("#results").hidden = true;
     $("#race-game").textContent = this.app.gameName(m.game);
     $("#race-rules").textContent = this.app.games.find((g) => g.id === m.game)?.summary ?? "";
@@ -120,6 +126,33 @@ export class RaceScreen {
     }
     const reply = await this.app.conn.request({ type: "move", moves });
     return reply.type === "move_result" && !reply.rejected;
+  }
+
+  /** Ask the server for a hint; show the move and mark where it starts and goes. */
+  async askHint() {
+    const button = $("#hint-btn");
+    const asked = this.moves;
+    button.disabled = true; // the solver takes a moment: one question at a time
+    const reply = await this.app.send({ type: "hint" });
+    button.disabled = false;
+    if (reply?.type !== "hint_result") return; // a refusal is shown by the dispatcher
+    if (this.moves !== asked) return; // a move was made meanwhile: the hint is for another position
+    if (!reply.move) {
+      toast(reply.message, "info", HINT_MS);
+      return;
+    }
+    toast(`Hint: ${reply.move} (${reply.message})`, "info", HINT_MS);
+    this.markHint(reply.move);
+  }
+
+  /** Outline the hinted move's source and target (or its button); the next render clears it. */
+  markHint(move) {
+    const zones = this.renderer.zonesOf?.(move);
+    if (!zones) return; // a notation this renderer cannot place: the text says it all
+    const mark = (selector, cls) => this.content.querySelector(selector)?.classList.add(cls);
+    if (zones.button) mark(`[data-move="${zones.button}"]`, "hint-from");
+    if (zones.src) mark(`[data-dst="${zones.src}"]`, "hint-from");
+    if (zones.dst) mark(`[data-dst="${zones.dst}"]`, "hint-to");
   }
 
   onMoveResult(m) {
@@ -193,6 +226,7 @@ export class RaceScreen {
     $("#race-moves").textContent = String(this.moves ?? 0);
     const over = this.outcome && this.outcome !== "playing";
     $("#resign-btn").hidden = over || !!this.finished;
+    $("#hint-btn").hidden = !this.practice || over || !!this.finished;
     $("#results-btn").hidden = !this.finished;
     const status = $("#race-status");
     if (over && !this.finished) {

@@ -15,15 +15,17 @@ moves, dead positions, footprints, scores), ``shorten`` (the shortening pass), `
 (the front door), ``daily`` (choosing daily deals).
 """
 
-from .daily import CANDIDATES, DAILY_BUDGET, choose_daily
+from .daily import CANDIDATES, DAILY_BUDGET, DAILY_NODES, budget_for, choose_daily
 from .solve import Budget, SolveResult, SolverError, hint, solve, verify
 
 __all__ = [
     "CANDIDATES",
     "DAILY_BUDGET",
+    "DAILY_NODES",
     "Budget",
     "SolveResult",
     "SolverError",
+    "budget_for",
     "choose_daily",
     "hint",
     "solve",

@@ -12,18 +12,31 @@ Determinism: with ``Budget.seconds`` left at None the answer depends only on the
 the game, the day and the node budget, so every server process computes the same one.
 A time guard makes it depend on the machine's speed when it binds (documented in
 ``search.py``); the server stores the chosen deal, so even then all processes agree.
+
+``python -m solitaire_race.solver.daily`` is the server's worker process (see
+``daily_planner.py``): one JSON request on stdin, one JSON answer on stdout.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import sys
 from datetime import date
 
-from ..daily import daily_deal_number
+from ..daily import CANDIDATES, daily_deal_number
 from ..engine import get_game
 from .solve import Budget, solve
 
-CANDIDATES = 50
-DAILY_BUDGET = Budget(nodes=100_000, seconds=None, shorten_nodes=200_000)
+DAILY_NODES = 100_000
+
+
+def budget_for(nodes: int) -> Budget:
+    """The daily budget scaled to ``nodes`` search nodes (the shortening pass gets twice as many)."""
+    return Budget(nodes=nodes, seconds=None, shorten_nodes=2 * nodes)
+
+
+DAILY_BUDGET = budget_for(DAILY_NODES)
 
 
 def choose_daily(game: str, secret: bytes, day: date, budget: Budget = DAILY_BUDGET) -> tuple[int, int | None]:
@@ -41,3 +54,18 @@ def choose_daily(game: str, secret: bytes, day: date, budget: Budget = DAILY_BUD
         if result.moves is not None:
             return number, len(result.moves)
     return daily_deal_number(secret, game, day, 0), None
+
+
+def main() -> None:
+    """Worker: read ``{"game", "secret" (hex), "day", "nodes"}``, print ``{"deal", "par"}``."""
+    # Players come first: the server's event loop shares these cores with this search.
+    os.nice(10)
+    request = json.load(sys.stdin)
+    deal, par = choose_daily(
+        request["game"], bytes.fromhex(request["secret"]), date.fromisoformat(request["day"]), budget_for(request["nodes"])
+    )
+    json.dump({"deal": deal, "par": par}, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

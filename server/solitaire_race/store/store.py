@@ -514,26 +514,33 @@ class Store:
 
     # --- daily challenges -------------------------------------------------------------
 
-    async def daily_challenge(self, game: str, date: str, deal_number: int, now: datetime) -> DailyChallengeRecord:
-        """The challenge of ``game`` on ``date``, created with ``deal_number`` if new.
-
-        Every server process computes the same ``deal_number`` for a date, and the first
-        insert wins, so all processes sharing the database agree on the deal."""
+    async def find_daily_challenge(self, game: str, date: str) -> DailyChallengeRecord | None:
+        """The stored challenge of ``game`` on ``date``, if it has been chosen."""
         async with self._sessions() as session:
             row = await session.get(DailyChallenge, (game, date))
-        if row is None:
-            # A fresh transaction that starts with its write: in WAL mode a transaction that
-            # read first cannot take the write lock once another writer has committed.
-            async with self._writer() as session:
-                session.add(DailyChallenge(game=game, date=date, deal_number=deal_number, par=None, created_at=_check_time(now)))
-                try:
-                    await session.commit()
-                except IntegrityError:
-                    await session.rollback()  # another task or process created it first
-            async with self._sessions() as session:
-                row = await session.get(DailyChallenge, (game, date))
-        assert row is not None
-        return DailyChallengeRecord(game=row.game, date=row.date, deal_number=row.deal_number, par=row.par)
+            return None if row is None else DailyChallengeRecord(row.game, row.date, row.deal_number, row.par)
+
+    async def daily_challenge(
+        self, game: str, date: str, deal_number: int, now: datetime, par: int | None = None
+    ) -> DailyChallengeRecord:
+        """The challenge of ``game`` on ``date``, created with ``deal_number`` and ``par`` if new.
+
+        The first insert wins, so all processes sharing the database agree on the deal even
+        if they chose it differently (another solver budget, an older version)."""
+        found = await self.find_daily_challenge(game, date)
+        if found is not None:
+            return found
+        # A fresh transaction that starts with its write: in WAL mode a transaction that
+        # read first cannot take the write lock once another writer has committed.
+        async with self._writer() as session:
+            session.add(DailyChallenge(game=game, date=date, deal_number=deal_number, par=par, created_at=_check_time(now)))
+            try:
+                await session.commit()
+            except IntegrityError:
+                await session.rollback()  # another task or process created it first
+        found = await self.find_daily_challenge(game, date)
+        assert found is not None
+        return found
 
     async def daily_challenges(self, date: str) -> list[DailyChallengeRecord]:
         async with self._sessions() as session:

@@ -535,6 +535,9 @@ class PlayClient:
             return
         if s.view is None:
             return
+        if low == "hint":
+            await self.hint()
+            return
         expansion = expand(text, s.view)
         if expansion.note:
             self.notice("info", expansion.note)
@@ -572,6 +575,17 @@ class PlayClient:
             s.me["time_ms"] = reply["elapsed_ms"]
             self.notice("error", "no move left can bring another card home: your game is over (stuck)")
         return rejected is None
+
+    async def hint(self) -> None:
+        """Ask the server for the next move of a winning line; it answers only in unranked
+        practice (a daily replay) and refuses in races and ranked attempts."""
+        reply = await self.request({"type": "hint"})
+        if reply["type"] == "error":
+            self.notice("error", reply["message"])
+        elif reply["move"]:
+            self.notice("info", f"hint: {reply['move']} ({reply['message']})")
+        else:
+            self.notice("info", reply["message"])
 
     async def _room_command(self, word: str, rest: str) -> None:
         if word == "start":

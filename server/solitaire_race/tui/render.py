@@ -369,6 +369,7 @@ _HELP["perseverance-a"] = _HELP["perseverance"]
 _HELP_COMMON = [
     ("f", "every foundation move there is now, in one go"),
     ("3>f, 9>f", "several moves at once, separated by commas"),
+    ("hint", "the next move of a winning line (unranked daily replays only)"),
     ("resign", "give up this game (you stay to see the ranking)"),
     ("leave", "leave the race (resigns a running game)"),
     ("quit  (or Ctrl-D)", "close the client; resume within a minute with play --join CODE"),
@@ -472,6 +473,12 @@ def _notice(kind: str, text: str, style: Style) -> str:
     return style.cyan("• ") + text
 
 
+def _practice(screen: Screen) -> bool:
+    """An unranked daily replay: the only place the server gives hints."""
+    daily = (screen.race or {}).get("daily")
+    return bool(daily) and not daily.get("ranked")
+
+
 def _hint(screen: Screen) -> str:
     if screen.phase == "name":
         return "Type the name other racers will see, then Enter"
@@ -486,7 +493,8 @@ def _hint(screen: Screen) -> str:
             return "your game is over: the ranking comes when everyone is done · leave · quit"
         if (screen.race or {}).get("game") == "clock":
             return "Enter (or p) plays · ? help · resign · leave · quit"
-        return "type a move (? shows how) · f sends all home · resign · leave · quit"
+        hint = "hint · " if _practice(screen) else ""
+        return f"type a move (? shows how) · f sends all home · {hint}resign · leave · quit"
     if screen.phase == "finished":
         return "again · new GAME [DEAL] · join CODE · leave · quit"
     return "quit"
@@ -531,7 +539,10 @@ def render_screen(screen: Screen, style: Style = PLAIN, width: int = 80, height:
     elif screen.phase == "lobby":
         sections.append([style.bold("Games")] + [f"  {g['id']:<17} {_clip(g['summary'], width - 21)}" for g in screen.games])
         if screen.dailies is not None and screen.dailies.get("challenges"):
-            marks = [f"{c['game']}{' ✓' if c.get('attempted') else ''}" for c in screen.dailies["challenges"]]
+            marks = [
+                f"{c['game']}{' ✓' if c.get('attempted') else ''}{' (preparing)' if c.get('preparing') else ''}"
+                for c in screen.dailies["challenges"]
+            ]
             sections.append([
                 style.bold(f"Daily challenges of {screen.dailies['date']}") + style.dim("  (daily GAME; ✓: ranked attempt used)"),
                 "  " + _clip(" · ".join(marks), width - 2),

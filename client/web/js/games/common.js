@@ -11,6 +11,17 @@ export const rankValue = (code) => RANKS.indexOf(code[0]) + 1;
 /** Pile id "p7" → 7 (the notation's 1-based number), or null. */
 export const pileNumber = (id) => (/^p\d+$/.test(id) ? Number(id.slice(1)) : null);
 
+/**
+ * Where a move of the pile games' notation ("3>f", "3>7", "r") starts and ends, as the ids
+ * moveFor takes (the inverse of moveFor), so that a hint can be shown on the board. A move
+ * without a place (the redeal) names its button instead; null for anything else.
+ */
+export function pileMoveZones(move) {
+  if (move === "r") return { button: "r" };
+  const m = /^(\d+)>(\d+|f)$/.exec(move);
+  return m ? { src: `p${m[1]}`, dst: m[2] === "f" ? "f" : `p${m[2]}` } : null;
+}
+
 /** One foundation per suit, showing its top card (Perseverance family). */
 export function suitFoundations(tops, dst) {
   return h(

@@ -2,7 +2,7 @@
 // foundations, and the redeal button. Notation: "3>f", "3>7", "r" (docs/games/perseverance.md).
 import { card, fan } from "../cards.js";
 import { h } from "../util.js";
-import { pileNumber, rankValue, suitFoundations } from "./common.js";
+import { pileMoveZones, pileNumber, rankValue, suitFoundations } from "./common.js";
 
 function make({ runs }) {
   return {
@@ -43,6 +43,7 @@ function make({ runs }) {
       const from = pileNumber(src);
       return from === null ? null : `${from}>f`;
     },
+    zonesOf: pileMoveZones,
     progress(view) {
       return view.foundations.reduce((sum, top) => sum + (top ? rankValue(top) : 0), 0);
     },

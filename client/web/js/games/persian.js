@@ -2,7 +2,7 @@
 // Notation: "3>f", "3>5", "r" (docs/games/persian-patience.md).
 import { card, fan, slot, SUIT_SYMBOLS } from "../cards.js";
 import { h } from "../util.js";
-import { pileNumber, SUITS } from "./common.js";
+import { pileMoveZones, pileNumber, SUITS } from "./common.js";
 
 const ORDER = "A789TJQK"; // this game's ranks, low to high
 
@@ -42,6 +42,7 @@ export const persian = {
     const from = pileNumber(src);
     return from === null ? null : `${from}>f`;
   },
+  zonesOf: pileMoveZones,
   progress(view) {
     return view.foundations.reduce((sum, top) => sum + (top ? ORDER.indexOf(top[0]) + 1 : 0), 0);
   },

@@ -1,0 +1,140 @@
+"""Daily challenges, the asyncio part: choosing each day's deals ahead of time and storing them.
+
+A game's challenge on a day is the first candidate deal the solver proves winnable, with
+its par (``solver.choose_daily``). Choosing costs from milliseconds to a minute of CPU per
+game, so it runs in a worker process at low priority, one at a time, and a day ahead: at
+start the planner makes sure today's and tomorrow's challenges are stored, and after each
+UTC midnight it prepares the next day's. At 00:00 UTC the new day's challenges are already
+in the database; announcing them costs one read.
+
+The first insert of a (game, day) wins, so processes sharing a database agree even if their
+budgets differ. With no solver (``daily_solver_nodes = 0``: tests, or a machine that cannot
+spare the CPU) a day's deal is its first candidate and has no par.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import date, datetime, timedelta, timezone
+
+from .daily import daily_deal_number, utc_day
+from .observe import event
+from .store import DailyChallengeRecord, Store
+
+log = logging.getLogger("solitaire_race.daily")
+
+Chooser = Callable[[str, date], Awaitable[tuple[int, int | None]]]
+RECHECK_S = 600.0  # the planner looks again at least this often (wall clocks can jump)
+
+
+def first_candidate(secret: bytes) -> Chooser:
+    """No solver: the day's first candidate deal, without a par."""
+
+    async def choose(game: str, day: date) -> tuple[int, int | None]:
+        return daily_deal_number(secret, game, day), None
+
+    return choose
+
+
+def solver_process(secret: bytes, nodes: int) -> Chooser:
+    """The solver in a worker process (``python -m solitaire_race.solver.daily``), one at a
+    time: a search holds the GIL for seconds, which the event loop cannot spare."""
+    one_at_a_time = asyncio.Semaphore(1)
+
+    async def choose(game: str, day: date) -> tuple[int, int | None]:
+        request = json.dumps({"game": game, "secret": secret.hex(), "day": day.isoformat(), "nodes": nodes}).encode()
+        async with one_at_a_time:
+            worker = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "solitaire_race.solver.daily",
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            )
+            try:
+                out, err = await worker.communicate(request)
+            finally:
+                if worker.returncode is None:  # cancelled (the server stops): do not leave it running
+                    worker.kill()
+                    await worker.wait()
+        if worker.returncode != 0:
+            raise RuntimeError(f"daily solver for {game} {day} exited with {worker.returncode}: {err.decode()[-500:]}")
+        answer = json.loads(out)
+        return int(answer["deal"]), answer["par"]
+
+    return choose
+
+
+class DailyPlanner:
+    """Knows each day's challenges: stored ones, or chosen now (once, however many ask)."""
+
+    def __init__(self, store: Store, games: Sequence[str], choose: Chooser, wall_clock: Callable[[], datetime]) -> None:
+        self.store = store
+        self.games = list(games)
+        self.choose = choose
+        self.wall_clock = wall_clock
+        self.chosen = 0  # challenges this process chose and stored
+        self._jobs: dict[tuple[str, date], asyncio.Task[DailyChallengeRecord]] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    async def challenge(self, game: str, day: date) -> DailyChallengeRecord:
+        """``game``'s challenge on ``day``, waiting for it to be chosen if need be."""
+        found = await self.store.find_daily_challenge(game, day.isoformat())
+        if found is not None:
+            return found
+        key = (game, day)
+        job = self._jobs.get(key)
+        if job is None:
+            job = self._jobs[key] = asyncio.create_task(self._choose_and_store(game, day))
+            job.add_done_callback(lambda _: self._jobs.pop(key, None))
+        # One caller giving up (a closed connection) must not cancel the others' wait.
+        return await asyncio.shield(job)
+
+    async def ready(self, games: Sequence[str], day: date, wait_s: float) -> dict[str, DailyChallengeRecord | None]:
+        """The challenges of ``games`` on ``day`` that are chosen within ``wait_s``; None for
+        the ones still being prepared (they go on being prepared)."""
+        asks = {g: asyncio.ensure_future(self.challenge(g, day)) for g in games}
+        await asyncio.wait(asks.values(), timeout=wait_s)
+        out: dict[str, DailyChallengeRecord | None] = {}
+        for game, ask in asks.items():
+            if ask.done():
+                out[game] = ask.result()  # a failed choice raises here, as it would when awaited
+            else:
+                ask.cancel()  # only this wait: the shielded job goes on
+                out[game] = None
+        return out
+
+    async def _choose_and_store(self, game: str, day: date) -> DailyChallengeRecord:
+        deal, par = await self.choose(game, day)
+        record = await self.store.daily_challenge(game, day.isoformat(), deal, self.wall_clock(), par=par)
+        self.chosen += 1
+        event(log, "daily_chosen", game=game, day=day.isoformat(), deal=record.deal_number, par=record.par)
+        return record
+
+    def start(self) -> None:
+        """Prepare today's and tomorrow's challenges now, and each next day's after midnight."""
+        self._task = asyncio.create_task(self._run())
+
+    async def prepare(self, today: date) -> None:
+        """Make sure today's and tomorrow's challenges are stored, today's first."""
+        for day in (today, today + timedelta(days=1)):
+            for game in self.games:
+                try:
+                    await self.challenge(game, day)
+                except Exception:
+                    log.exception("choosing the %s challenge of %s failed; trying again later", game, day)
+
+    async def _run(self) -> None:
+        while True:
+            now = self.wall_clock()
+            await self.prepare(utc_day(now))
+            now = self.wall_clock().astimezone(timezone.utc)
+            midnight = datetime.combine(now.date() + timedelta(days=1), datetime.min.time(), tzinfo=timezone.utc)
+            await asyncio.sleep(min(RECHECK_S, max(1.0, (midnight - now).total_seconds() + 1)))
+
+    async def close(self) -> None:
+        tasks = [t for t in (self._task, *self._jobs.values()) if t is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

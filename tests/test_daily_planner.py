@@ -1,0 +1,135 @@
+"""Daily deals chosen by the solver, a day ahead, and stored (daily_planner.py).
+
+The planner's own test runs the real worker process (``python -m solitaire_race.solver.daily``)
+on a real SQLite file; the rest of the suite runs with the solver off (conftest.make_config).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+
+from solitaire_race.app import App
+from solitaire_race.daily import daily_deal_number
+from solitaire_race.daily_planner import DailyPlanner, solver_process
+from solitaire_race.engine import get_game
+from solitaire_race.solver import budget_for, choose_daily, verify
+from solitaire_race.store import Store
+
+from .conftest import TEST_SECRET, Client, http_json, make_config
+from .support import SMALL_DAILY_NODES, held_back_chooser
+from .support import solve as support_solve
+from .test_daily import WallClock
+
+SECRET = TEST_SECRET.encode()
+NODES = SMALL_DAILY_NODES  # the test checks the wiring and the determinism, not the search
+GAMES = ["clock", "perseverance-a"]
+EVENING = datetime(2026, 11, 21, 23, 59, 0, tzinfo=timezone.utc)
+
+
+async def test_deals_are_chosen_a_day_ahead_proven_winnable_and_stored(tmp_path: Path) -> None:
+    store = await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'daily.sqlite3'}")
+    wall = WallClock(EVENING)
+    planner = DailyPlanner(store, GAMES, solver_process(SECRET, NODES), wall)
+    try:
+        today, tomorrow = date(2026, 11, 21), date(2026, 11, 22)
+        await asyncio.wait_for(planner.prepare(today), 120)
+        assert planner.chosen == 4
+        for day in (today, tomorrow):
+            for game_id in GAMES:
+                stored = await store.find_daily_challenge(game_id, day.isoformat())
+                assert stored is not None and stored.par is not None
+                # The worker's answer is the pure function's: every process agrees.
+                assert (stored.deal_number, stored.par) == choose_daily(game_id, SECRET, day, budget_for(NODES))
+                # And the deal is won, by the tests' own small solver, independently.
+                game = get_game(game_id)
+                line = support_solve(game, game.deal(stored.deal_number, SECRET), budget=200_000)
+                assert line is not None and verify(game, game.deal(stored.deal_number, SECRET), line)
+
+        # Midnight: tomorrow's challenges are read, not chosen again.
+        wall.now = EVENING + timedelta(minutes=2)
+        before = await store.find_daily_challenge("clock", tomorrow.isoformat())
+        assert await planner.challenge("clock", tomorrow) == before
+        await planner.prepare(tomorrow)  # what the planner does after midnight: the day after
+        assert planner.chosen == 6
+    finally:
+        await planner.close()
+        await store.close()
+
+
+def solver_workers() -> list[int]:
+    """Our child processes running the daily solver (from /proc: Linux)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except (OSError, ValueError):
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == os.getpid() and b"solitaire_race.solver.daily" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+async def test_a_stopped_planner_kills_its_worker(tmp_path: Path) -> None:
+    store = await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'daily.sqlite3'}")
+    # Patriarchs at a large budget takes long enough to be mid-search when stopped.
+    planner = DailyPlanner(store, ["patriarchs"], solver_process(SECRET, 1_000_000), WallClock(EVENING))
+    try:
+        planner.start()
+        async with asyncio.timeout(10):
+            while not solver_workers():
+                await asyncio.sleep(0.05)
+    finally:
+        await asyncio.wait_for(planner.close(), 10)
+    assert not solver_workers()
+    assert await store.find_daily_challenge("patriarchs", "2026-11-21") is None
+    assert planner.chosen == 0
+    await store.close()
+
+
+async def test_listing_shows_games_still_being_prepared(tmp_path: Path) -> None:
+    """A fresh server: one game's deal is still being chosen. The listing does not wait for
+    it, start_daily does, and the other games (one with a real par) are playable."""
+    gate = asyncio.Event()
+    choose = held_back_chooser(SECRET, gate)
+    wall = WallClock(datetime(2026, 11, 21, 12, 0, tzinfo=timezone.utc))
+    app = await App.start(make_config(tmp_path), wall_clock=wall, choose_daily=choose)
+    ann = await Client.connect(app)
+    try:
+        await ann.hello("ann")
+        listing = {c["game"]: c for c in (await ann.request({"type": "daily"}))["challenges"]}
+        assert listing["patriarchs"] == {
+            "game": "patriarchs", "name": "Patriarchs", "deal": None, "par": None, "preparing": True, "attempted": False
+        }
+        clock_deal, clock_par = choose_daily("clock", SECRET, date(2026, 11, 21), budget_for(NODES))
+        assert listing["clock"]["deal"] == clock_deal and listing["clock"]["par"] == clock_par is not None
+        assert "preparing" not in listing["cruel"]
+
+        await ann.send({"type": "start_daily", "game": "patriarchs", "id": 900})
+        await asyncio.sleep(0.3)
+        assert not [m for m in ann.inbox if m.get("id") == 900]  # waiting for the deal
+        gate.set()
+        started = await ann.expect(lambda m: m.get("id") == 900)
+        assert started["type"] == "race_started"
+        assert started["deal"] == daily_deal_number(SECRET, "patriarchs", date(2026, 11, 21))
+        await ann.request({"type": "resign"})
+        await ann.expect("race_finished")
+
+        listing = {c["game"]: c for c in (await ann.request({"type": "daily"}))["challenges"]}
+        assert listing["patriarchs"]["deal"] == started["deal"] and "preparing" not in listing["patriarchs"]
+
+        # The daily board carries the par beside the moves; no board for days not announced.
+        board = await ann.request({"type": "leaderboard", "board": "daily", "game": "clock"})
+        assert board["par"] == clock_par
+        status, page = await http_json(app, "/api/leaderboard/daily/clock")
+        assert status == 200 and page["par"] == clock_par
+        future = await ann.request({"type": "leaderboard", "board": "daily", "game": "clock", "date": "2026-11-22"})
+        assert future["type"] == "error" and future["code"] == "not_found"
+    finally:
+        gate.set()
+        await ann.close()
+        await app.stop()
