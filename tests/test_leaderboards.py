@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
+from sqlalchemy import event
+from sqlalchemy.sql import operators
+from sqlalchemy.sql.elements import UnaryExpression
 
 from solitaire_race.store import ResultRecord, Store, hash_token
+from solitaire_race.store.models import Base
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
 GAME, DEAL = "cruel", 4242
@@ -131,6 +137,75 @@ async def test_all_time_boards(store: Store) -> None:
     assert off.me is not None and off.me.rank == 3 and off.total == 3
     profile = await store.profile(w.players["bob"])
     assert profile is not None and profile.games[0].best_time_ms == 50_000 and profile.games[0].best_moves == 65
+
+
+async def test_players_without_a_win_tie_on_the_win_rate_board(store: Store) -> None:
+    """They have no last win (NULL): the viewer's rank still counts the players ahead in the
+    tie (lower ids), and the viewer is on the page once."""
+    w = World(store)
+    await w.result("winner", "won", time_ms=60_000)
+    for name in ("z1", "z2", "z3"):
+        await w.result(name, "stuck", home=10)
+    page = await store.leaderboard("win_rate", GAME, min_games=1, viewer=w.players["z3"])
+    assert [(e.rank, e.name) for e in page.entries] == [(1, "winner"), (2, "z1"), (3, "z2"), (4, "z3")]
+    assert page.me is not None and page.me.rank == 4
+    off = await store.leaderboard("win_rate", GAME, min_games=1, page_size=2, viewer=w.players["z2"])
+    assert [e.name for e in off.entries] == ["winner", "z1"] and off.me is not None and off.me.rank == 3
+
+
+async def test_all_time_boards_read_their_indexes_in_order(store: Store, tmp_path: Path) -> None:
+    """EXPLAIN QUERY PLAN of each all-time board's statement: the page is read from the
+    board's covering index in the board's order (with ascending-only indexes, the win-rate
+    and wins boards sorted every run of ties in a temporary B-tree), the viewer's rank is
+    counted in index ranges (no MULTI-INDEX OR), rows are fetched by rowid, and nothing is
+    scanned. The only sort left is the outermost one, of the page's own rows. The database
+    is not ANALYZEd, like the server's."""
+    w = World(store)
+    for i in range(6):
+        await w.result(f"p{i}", "won" if i % 2 else "stuck", time_ms=60_000 + i, home=20, at=i)
+    statements: list[tuple[str, Any]] = []
+
+    def capture(conn: Any, cursor: Any, statement: str, parameters: Any, context: Any, executemany: bool) -> None:
+        statements.append((statement, parameters))
+
+    event.listen(store.engine.sync_engine, "before_cursor_execute", capture)
+    problems: dict[str, list[str]] = {}
+    try:
+        for board in ("fastest", "wins", "win_rate"):
+            statements.clear()
+            page = await store.leaderboard(board, GAME, min_games=1, viewer=w.players["p3"])
+            assert page.me is not None
+            [(sql, params)] = [s for s in statements if s[0].lstrip().startswith("SELECT")]
+            with sqlite3.connect(tmp_path / "boards.sqlite3") as db:
+                plan = [(parent, detail) for _, parent, _, detail in db.execute("EXPLAIN QUERY PLAN " + sql, params)]
+            reads = [d for _, d in plan if d.startswith(("SCAN", "SEARCH player_stats "))]
+            problems[board] = [
+                *(d for parent, d in plan if parent != 0 and ("TEMP B-TREE" in d or "MULTI-INDEX OR" in d)),
+                *(d for d in reads if "COVERING INDEX ix_player_stats_" not in d and "INTEGER PRIMARY KEY" not in d),
+            ]
+            if not any(f"COVERING INDEX ix_player_stats_{board} (game=?" in d for d in reads):
+                problems[board].append(f"ix_player_stats_{board} not read")
+    finally:
+        event.remove(store.engine.sync_engine, "before_cursor_execute", capture)
+    assert problems == {"fastest": [], "wins": [], "win_rate": []}
+
+
+async def test_migrated_index_columns_and_directions_match_the_models(store: Store, tmp_path: Path) -> None:
+    """Alembic's compare_metadata does not see an index column's direction on SQLite (see
+    test_store), so a DESC in models.py without its migration would pass unnoticed there."""
+
+    def column(expr: Any) -> tuple[str, bool]:
+        if isinstance(expr, UnaryExpression) and expr.modifier is operators.desc_op:
+            return expr.element.name, True
+        return expr.name, False
+
+    with sqlite3.connect(tmp_path / "boards.sqlite3") as db:
+        for table in Base.metadata.sorted_tables:
+            for index in table.indexes:
+                info = db.execute(f"PRAGMA index_xinfo({index.name})").fetchall()
+                assert [(name, bool(desc)) for _, _, name, desc, _, key in info if key] == [
+                    column(e) for e in index.expressions
+                ], index.name
 
 
 async def test_bad_board_arguments(store: Store) -> None:

@@ -11,14 +11,18 @@ the lower player id so that the order is total):
 
 The result boards read ``results`` through the ``ix_results_deal_board`` /
 ``ix_results_daily_board`` indexes; the all-time boards read ``player_stats``, which
-``finish_race`` keeps up to date, so no board ever aggregates every result.
+``finish_race`` keeps up to date, so no board ever aggregates every result. Each all-time
+board has a covering index in its exact order (``ix_player_stats_fastest``, ``_wins``,
+``_win_rate``), and its statement's plan is checked in ``tests/test_leaderboards.py``.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, func, or_, select
+from sqlalchemy import ColumnElement, Integer, Select, and_, bindparam, func, literal_column, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
@@ -114,60 +118,106 @@ def _stats_order(board: str) -> tuple[Any, ...]:
     return (S.win_rate.desc(), S.wins.desc(), S.win_moves, S.last_win_at, S.player_id)
 
 
-def _stats_filter(board: str, game: str, min_games: int) -> list[ColumnElement[bool]]:
-    where = [S.game == game]
+def _stats_filter(board: str, t: Any = S) -> list[ColumnElement[bool]]:
+    """Who is on ``board`` (parameters ``game``, ``min_games``); ``t``: ``PlayerStats`` or
+    an alias of it."""
+    where = [t.game == bindparam("game")]
     if board == "fastest":
-        where.append(S.best_time_ms.is_not(None))
+        where.append(t.best_time_ms.is_not(None))
     elif board == "wins":
-        where.append(S.wins > 0)
+        where.append(t.wins > 0)
     else:
-        where.append(S.games >= min_games)
+        where.append(t.games >= bindparam("min_games"))
     return where
 
 
-def _ahead_of(board: str, me: Any) -> ColumnElement[bool]:
-    """Rows that rank before ``me`` (a row alias of the viewer's stats) on ``board``."""
+def _ahead(board: str, viewers: Callable[[Any], Any]) -> list[ColumnElement[bool]]:
+    """Rows that rank before the viewer on ``board`` (``viewers(column)``: the viewer's
+    value of that column), as disjoint conditions, one per ranking key: the keys before it
+    equal to the viewer's and this one strictly better. Each is an equality prefix and one
+    range of the board's index, so counting it is a count of index entries; one OR of them
+    all makes SQLite build a MULTI-INDEX OR, with a rowid set to remove duplicates, which
+    costs three times as much at the bottom of a million-result board.
 
-    def lexi(keys: list[tuple[Any, Any, bool]]) -> ColumnElement[bool]:
-        # (column, the viewer's column, descending?) -> lexicographically "strictly better"
-        column, mine, descending = keys[0]
-        better = column > mine if descending else column < mine
-        if len(keys) == 1:
-            return better
-        return or_(better, and_(column == mine, lexi(keys[1:])))
-
-    pid = (S.player_id, me.player_id, False)
+    Equal nullable keys compare with ``IS``: ``last_win_at`` is NULL for the players
+    without a win, who tie at the bottom of the win-rate board. (A NULL ``last_win_at``
+    only ever ties with another NULL: players with equal wins either both have one or both
+    do not.) The others compare with ``=``, which SQLite always prefers to a range on the
+    same column (unanalyzed, it took ``wins > 0`` over ``wins IS ?``)."""
     if board == "fastest":
-        return lexi([(S.best_time_ms, me.best_time_ms, False), (S.best_moves, me.best_moves, False), (S.best_at, me.best_at, False), pid])
-    tail = [(S.win_moves, me.win_moves, False), (S.last_win_at, me.last_win_at, False), pid]
-    if board == "wins":
-        return lexi([(S.wins, me.wins, True), *tail])
-    return lexi([(S.win_rate, me.win_rate, True), (S.wins, me.wins, True), *tail])
+        keys = [(S.best_time_ms, False), (S.best_moves, False), (S.best_at, False)]
+    else:
+        keys = [(S.wins, True), (S.win_moves, False), (S.last_win_at, False)]
+        if board == "win_rate":
+            keys.insert(0, (S.win_rate, True))
+    keys.append((S.player_id, False))
+    levels = []
+    for i, (column, descending) in enumerate(keys):
+        ties = [c.is_not_distinct_from(viewers(c)) if _nullable(c) else c == viewers(c) for c, _ in keys[:i]]
+        levels.append(and_(*ties, column > viewers(column) if descending else column < viewers(column)))
+    return levels
+
+
+def _nullable(column: Any) -> bool:
+    return bool(S.__table__.c[column.key].nullable)
+
+
+# The outer statement picks its rows by rowid and nothing else, so that whether or not the
+# database has been ANALYZEd, SQLite can only look them up: given a ``game = ?`` term it
+# may walk the whole board in index order to save sorting a page (unanalyzed, it guesses
+# that an equality on an index matches ten rows).
+_ROWID = literal_column("player_stats.rowid")
+_ANY_ROWID = literal_column("rowid")  # in a subquery with one FROM: that table's rowid
+
+
+@functools.cache
+def _stats_statements(board: str, with_viewer: bool) -> tuple[Select[Any], Select[Any]]:
+    """``stats_board``'s statement and its board-size fallback, built once per board: the
+    statement is large, and building it (and SQLAlchemy's cache key for it) on every call
+    cost more than SQLite takes to run it. Parameters: ``game``, ``min_games`` (win rate),
+    ``offset``, ``limit`` and ``viewer``."""
+    where = _stats_filter(board)
+    order = _stats_order(board)
+    page_rows = select(_ANY_ROWID).select_from(S).where(*where).order_by(*order)
+    page_rows = page_rows.offset(bindparam("offset", type_=Integer)).limit(bindparam("limit", type_=Integer))
+    total_q = select(func.count()).select_from(S).where(*where).scalar_subquery()
+    columns: list[Any] = [S, Player.name, total_q.label("total")]
+    wanted: ColumnElement[bool] = _ROWID.in_(page_rows)
+    if with_viewer:
+        me = aliased(S)
+        is_viewer = (me.game == bindparam("game"), me.player_id == bindparam("viewer"))
+
+        def viewers(column: Any) -> Any:
+            """The viewer's value of ``column``: an uncorrelated subquery, run once."""
+            return select(getattr(me, column.key)).where(*is_viewer).scalar_subquery()
+
+        # On the fastest and wins boards, comparing the first key with the viewer's value
+        # implies the board's condition (a win time; a win); repeated, it is a second range
+        # on that column for SQLite to choose, and unanalyzed it chose it over ``wins = ?``.
+        ahead_where = where if board == "win_rate" else where[:1]
+        counts = [select(func.count()).select_from(S).where(*ahead_where, level).scalar_subquery() for level in _ahead(board, viewers)]
+        columns.append(sum(counts[1:], counts[0]).label("ahead"))
+        my_row = select(_ANY_ROWID).select_from(me).where(*_stats_filter(board, me), is_viewer[1])
+        wanted = or_(wanted, _ROWID == my_row.scalar_subquery())
+    statement = select(*columns).join(Player, Player.id == S.player_id).where(wanted).order_by(*order)
+    return statement, select(total_q)
 
 
 async def stats_board(
     session: AsyncSession, *, board: str, game: str, min_games: int, page: int, page_size: int, viewer: int | None
 ) -> LeaderboardPage:
-    """One statement, one round trip: the page's rows (their ids found in the covering
-    index), the viewer's row, the board's size and the number of players ahead of the
-    viewer (both counted from the index)."""
-    where = _stats_filter(board, game, min_games)
-    order = _stats_order(board)
+    """One statement, one round trip: the page's rows (their rowids read from the board's
+    covering index, in order), the viewer's row, the board's size and the number of players
+    ahead of the viewer (both counted from indexes)."""
     first, last = _window(page, page_size)
-    page_ids = select(S.player_id).where(*where).order_by(*order).offset(first - 1).limit(page_size)
-    total_q = select(func.count()).select_from(S).where(*where).scalar_subquery()
-    columns: list[Any] = [S, Player.name, total_q.label("total")]
-    wanted: ColumnElement[bool] = S.player_id.in_(page_ids)
+    statement, total_statement = _stats_statements(board, viewer is not None)
+    params: dict[str, Any] = {"game": game, "offset": first - 1, "limit": page_size}
+    if board == "win_rate":
+        params["min_games"] = min_games
     if viewer is not None:
-        me = aliased(S)
-        ahead_q = (
-            select(func.count()).select_from(S).join(me, and_(me.game == game, me.player_id == viewer))
-            .where(*where, _ahead_of(board, me)).scalar_subquery()
-        )
-        columns.append(ahead_q.label("ahead"))
-        wanted = or_(wanted, S.player_id == viewer)
-    rows = (await session.execute(select(*columns).join(Player, Player.id == S.player_id).where(*where, wanted).order_by(*order))).all()
-    total = rows[0].total if rows else int(await session.scalar(select(total_q)) or 0)
+        params["viewer"] = viewer
+    rows = (await session.execute(statement, params)).all()
+    total = rows[0].total if rows else int(await session.scalar(total_statement, params) or 0)
     entries: list[LeaderboardEntry] = []
     mine = None
     rank = first

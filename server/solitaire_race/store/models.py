@@ -199,11 +199,11 @@ class PlayerStats(Base):
     __tablename__ = "player_stats"
     __table_args__ = (
         # Covering indexes (player_id, games included): a page, the total and the
-        # viewer's rank are all counted from the index without touching the table.
+        # viewer's rank are all counted from the index without touching the table. Each
+        # is in its board's exact order (the wins and win-rate ones are below: they have
+        # descending columns), so a page is read in order and nothing is sorted.
         Index("ix_player_stats_fastest", "game", "best_time_ms", "best_moves", "best_at", "player_id"),
-        Index("ix_player_stats_wins", "game", "wins", "win_moves", "last_win_at", "player_id"),
-        Index("ix_player_stats_win_rate", "game", "win_rate", "wins", "win_moves", "last_win_at", "player_id", "games"),
-        Index("ix_player_stats_games", "game", "games"),
+        Index("ix_player_stats_games", "game", "games"),  # the win-rate board's size
     )
 
     player_id: Mapped[int] = mapped_column(ForeignKey("players.id"), primary_key=True)
@@ -216,6 +216,21 @@ class PlayerStats(Base):
     best_time_ms: Mapped[int | None]  # fastest win
     best_moves: Mapped[int | None]
     best_at: Mapped[datetime | None]
+
+
+# ORDER BY wins DESC, win_moves, last_win_at, player_id (boards._stats_order), and the same
+# with win_rate DESC in front. With all-ascending indexes SQLite followed these orders only
+# as far as the descending columns and sorted every run of ties in a temporary B-tree
+# (migration 0004).
+Index(
+    "ix_player_stats_wins",
+    PlayerStats.game, PlayerStats.wins.desc(), PlayerStats.win_moves, PlayerStats.last_win_at, PlayerStats.player_id,
+)
+Index(
+    "ix_player_stats_win_rate",
+    PlayerStats.game, PlayerStats.win_rate.desc(), PlayerStats.wins.desc(), PlayerStats.win_moves,
+    PlayerStats.last_win_at, PlayerStats.player_id, PlayerStats.games,
+)
 
 
 class Setting(Base):
