@@ -221,7 +221,7 @@ class Racer:
             reply = decode_reply(await self.client.recv())
             if match(reply):
                 return reply
-            if reply.type not in ("progress", "room", "countdown"):  # ignored traffic
+            if reply.type not in ("progress", "standings", "room", "countdown"):  # ignored traffic
                 self.early.append(reply)
 
 
@@ -447,12 +447,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--racers", default="100,1000")
     parser.add_argument("--rooms", default="2,8")
     parser.add_argument("--seconds", type=float, default=6.0)
+    parser.add_argument("--modes", default="saturation,2", help="saturation and/or a fixed rate in moves/s per racer")
     parser.add_argument("--json", help="write the figures to this file")
     args = parser.parse_args(argv)
+    modes = [("saturation", None) if m == "saturation" else (f"{m} moves/s", float(m)) for m in args.modes.split(",")]
     cases = [(n, k) for n in map(int, args.racers.split(",")) for k in map(int, args.rooms.split(","))]
     results: dict[str, Any] = {"cases": []}
     print(f"{'case':<34}{'server':<7}{'per s':>9}{'p50 µs':>9}{'p99 µs':>9}{'max µs':>10}{'cpu':>6}{'KiB/racer':>10}{'ratio':>7}")
-    for mode, rate in (("saturation", None), ("2 moves/s", 2.0)):
+    for mode, rate in modes:
         for racers, room in cases:
             row: dict[str, Any] = {"mode": mode, "racers": racers, "room": room}
             for kind in ("echo", "race"):

@@ -7,7 +7,7 @@ import asyncio
 import json
 import urllib.error
 import urllib.request
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -64,6 +64,12 @@ async def http_json(app: App, path: str) -> tuple[int, Any]:
     return status, json.loads(body)
 
 
+def progress_entries(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """The racer progress a message carries: a `standings` frame's entries, or a `progress`."""
+    kind = message.get("type")
+    return message["racers"] if kind == "standings" else [message] if kind == "progress" else []
+
+
 class Client:
     """A protocol client for tests: send, then expect messages by type."""
 
@@ -110,6 +116,11 @@ class Client:
                 if test(message):
                     return message
                 self.inbox.append(message)
+
+    async def expect_progress(self, match: Callable[[dict[str, Any]], bool], timeout: float = TIMEOUT) -> dict[str, Any]:
+        """The first racer progress matching ``match``, from a `standings` frame or a `progress`."""
+        msg = await self.expect(lambda m: any(match(r) for r in progress_entries(m)), timeout)
+        return next(r for r in progress_entries(msg) if match(r))
 
     async def hello(self, name: str | None = None, token: str | None = None) -> dict[str, Any]:
         msg: dict[str, Any] = {"type": "hello"}

@@ -39,7 +39,7 @@ from solitaire_race.engine.cards import code, codes, label, parse_card
 from solitaire_race.engine.parallels import COLUMNS, WIDTH
 from solitaire_race.room import Room
 
-from .conftest import TEST_SECRET, TIMEOUT, Client, make_config
+from .conftest import TEST_SECRET, TIMEOUT, Client, make_config, progress_entries
 
 SECRET = TEST_SECRET.encode()
 MAX_MOVES = 400  # per player and game: enough to empty every stock with this policy
@@ -265,7 +265,7 @@ async def play_move(w: Wire, others: list[Wire], texts: list[str], bad: str | No
         assert reply["rejected"]["move"] == bad and reply["rejected"]["code"] == "illegal_move", reply
     for other in others:
         await other.until(
-            lambda m: m["type"] == "progress" and m["player_id"] == w.player_id and m["moves"] == reply["moves"]
+            lambda m: any(r["player_id"] == w.player_id and r["moves"] == reply["moves"] for r in progress_entries(m))
         )
     return reply
 
@@ -332,7 +332,7 @@ async def test_hidden_cards_never_leave_the_server(app: App, clients: Any, game_
 
     for w in wires:
         kinds = {m["type"] for m in w.frames}
-        expected = {"welcome", "room", "countdown", "race_started", "move_result", "progress", "race_finished", "pong"}
+        expected = {"welcome", "room", "countdown", "race_started", "move_result", "standings", "race_finished", "pong"}
         assert expected <= kinds, kinds
         assert w.elapsed == sorted(w.elapsed), "elapsed_ms went back"
         results = [m for m in w.frames if m["type"] == "move_result"]

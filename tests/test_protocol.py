@@ -142,7 +142,7 @@ async def test_every_frame_of_a_whole_race_matches_the_schema(app: App, clients:
     assert worse["rejected"]["code"] == "bad_notation"
     played = await ann.request({"type": "move", "moves": list(LINE[:10])})
     assert played["applied"] == list(LINE[:10]) and played["rejected"] is None
-    seen = await bob.expect(lambda m: m["type"] == "progress" and m["moves"] == 10)
+    seen = await bob.expect_progress(lambda r: r["moves"] == 10)
     assert seen["player_id"] == ann.player["id"] and seen["time_ms"] is None
 
     # A newer connection replaces the older one, then resumes the race where it was.

@@ -109,14 +109,27 @@ def test_legal_move_applies_and_progress_goes_to_the_others() -> None:
     reply = sends(e, 1, "move_result")[0]
     assert reply["applied"] == [WINNING_LINE[0]] and reply["rejected"] is None
     assert reply["elapsed_ms"] == 1000  # server clock: started at 4.0
-    assert not sends(e, 2, "progress")  # coalesced: sent at the next flush
+    assert not sends(e, 2, "progress") and not sends(e, 2, "standings")  # coalesced: sent at the next flush
     room.play(1, [WINNING_LINE[1]], now=5.05)
     flushed = room.flush_progress()
-    progress = sends(flushed, 2, "progress")
-    assert len(progress) == 1 and progress[0]["player_id"] == 1 and progress[0]["moves"] == 2  # one for both moves
-    assert not sends(flushed, 1, "progress")  # the mover learns it from its reply
-    assert "view" not in progress[0]  # opponents never see your cards
+    # One frame for the whole room, the same for everyone, with one entry for both moves.
+    assert len(flushed) == 1 and set(flushed[0].to) == {1, 2}
+    (standings,) = sends(flushed, 2, "standings")
+    assert [(r["player_id"], r["moves"], r["outcome"]) for r in standings["racers"]] == [(1, 2, "playing")]
+    assert "view" not in standings["racers"][0] and "state" not in standings["racers"][0]  # never your cards
     assert room.flush_progress() == [] and not room.has_pending_progress
+
+
+def test_standings_carry_every_racer_who_moved_since_the_last_flush() -> None:
+    room, _ = running_room()
+    room.play(1, [WINNING_LINE[0]], now=5.0)
+    room.play(2, [WINNING_LINE[0]], now=5.01)
+    room.play(1, [WINNING_LINE[1]], now=5.02)
+    (standings,) = sends(room.flush_progress(), 1, "standings")
+    assert sorted((r["player_id"], r["moves"]) for r in standings["racers"]) == [(1, 2), (2, 1)]
+    room.play(2, [WINNING_LINE[1]], now=5.2)
+    (standings,) = sends(room.flush_progress(), 2, "standings")
+    assert [(r["player_id"], r["moves"]) for r in standings["racers"]] == [(2, 2)]
 
 
 def test_the_last_progress_goes_out_before_the_ranking() -> None:
@@ -125,8 +138,8 @@ def test_the_last_progress_goes_out_before_the_ranking() -> None:
     room.play(1, list(WINNING_LINE[:40]), now=6.0)
     e = room.play(1, list(WINNING_LINE[40:]), now=7.0)
     kinds = [x.message["type"] if isinstance(x, Send) else type(x).__name__ for x in e]
-    assert kinds == ["LogMoves", "move_result", "progress", "SaveResults"]
-    assert sends(e, 2, "progress")[0]["outcome"] == "won"
+    assert kinds == ["LogMoves", "move_result", "standings", "SaveResults"]
+    assert sends(e, 2, "standings")[0]["racers"][0]["outcome"] == "won"
 
 
 def test_illegal_move_rejected_with_reason_and_no_effect() -> None:

@@ -116,13 +116,13 @@ async def test_two_players_race_to_the_finish(app: App, clients: Any) -> None:
     # Legal moves: applied, and the opponent sees the progress (not the cards).
     first = await play(ann, list(LINE[:10]))
     assert first["applied"] == list(LINE[:10]) and first["rejected"] is None
-    progress = await bob.expect(lambda m: m["type"] == "progress" and m["moves"] == 10)
+    progress = await bob.expect_progress(lambda r: r["moves"] == 10)
     assert progress["player_id"] == ann.player["id"] and progress["home"] == first["progress"]["home"]
     assert "view" not in progress
 
     rest = await play(ann, list(LINE[10:]))
     assert rest["outcome"] == "won" and rest["progress"]["home"] == 52
-    assert (await bob.expect(lambda m: m["type"] == "progress" and m["outcome"] == "won"))["time_ms"] is not None
+    assert (await bob.expect_progress(lambda r: r["outcome"] == "won"))["time_ms"] is not None
 
     after = await play(ann, ["1>f"])
     assert after["code"] == "game_over"

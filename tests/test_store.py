@@ -361,3 +361,26 @@ async def test_timestamps_round_trip_as_aware_utc_and_sort_in_sql(store: Store) 
         ).scalars().all()
     by_instant = [i for _, i in sorted(zip(moments, ids, strict=True))]
     assert in_sql_order == by_instant == [ids[2], ids[3], ids[0], ids[1]]
+
+
+async def test_writes_queued_together_fail_alone(store: Store) -> None:
+    """The writer thread takes whatever is queued in one hop (writer.py): a failing write
+    among move-log appends rolls back alone; the appends before and after it commit."""
+    ann = await new_player(store, "ann")
+    race_id = await new_race(store, created_by=ann)
+    await store.mark_race_started(race_id, T0, [ann])
+    before = store.log_moves(race_id, ann, [(0, "move", "1h", 10)])
+    duplicate = store.create_player("ann2", hash_token("token-of-ann"), T0)  # token hash taken
+    after = store.log_moves(race_id, ann, [(1, "move", "2-3", 20)])
+    outcomes = await asyncio.gather(before, duplicate, after, return_exceptions=True)
+    assert outcomes[0] is None and outcomes[2] is None
+    assert isinstance(outcomes[1], ConstraintViolation)
+    assert await store.player_by_name("ann2") is None
+    (running,) = await store.running_races()
+    assert running.logs[ann] == ((0, "move", "1h", 10), (1, "move", "2-3", 20))
+    # A failing batch fails every move in it, and only them: seq 1 again is a duplicate key.
+    with pytest.raises(ConstraintViolation):
+        await store.log_moves(race_id, ann, [(1, "move", "r", 30)])
+    await store.log_moves(race_id, ann, [(2, "move", "r", 30)])
+    (running,) = await store.running_races()
+    assert [seq for seq, *_ in running.logs[ann]] == [0, 1, 2]

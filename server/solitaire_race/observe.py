@@ -1,6 +1,6 @@
 """Observability: the metrics served at /metrics and one-JSON-object-per-line logs.
 
-Metrics are a handful of counters, gauges and one histogram rendered in the Prometheus
+Metrics are a handful of counters, gauges and two histograms rendered in the Prometheus
 text format (version 0.0.4); a few dozen lines here beat a dependency with global state.
 Logs: ``JsonFormatter`` turns every record into one line; ``event`` logs a named event
 with its fields (race, player, ...). Nothing here ever receives a token.
@@ -16,7 +16,37 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any
 
-COMMIT_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1.0)
+LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1.0)
+HISTOGRAM_HELP = {
+    "solitaire_db_commit_seconds": "Latency of move-log group commits.",
+    "solitaire_move_seconds": "From a move request read to its move_result sent (validation, durable log, reply).",
+}
+
+
+class Histogram:
+    __slots__ = ("counts", "sum", "count")
+
+    def __init__(self) -> None:
+        self.counts = [0] * (len(LATENCY_BUCKETS) + 1)
+        self.sum = 0.0
+        self.count = 0
+
+    def observe(self, seconds: float) -> None:
+        self.sum += seconds
+        self.count += 1
+        for i, bound in enumerate(LATENCY_BUCKETS):
+            if seconds <= bound:
+                self.counts[i] += 1
+                return
+        self.counts[-1] += 1
+
+    def render(self, name: str) -> list[str]:
+        lines = [f"# HELP {name} {HISTOGRAM_HELP[name]}", f"# TYPE {name} histogram"]
+        cumulative = 0
+        for bound, count in zip((*LATENCY_BUCKETS, math.inf), self.counts):
+            cumulative += count
+            lines.append(f'{name}_bucket{{le="{"+Inf" if bound == math.inf else bound}"}} {cumulative}')
+        return lines + [f"{name}_sum {_num(self.sum)}", f"{name}_count {self.count}"]
 
 
 class Metrics:
@@ -25,9 +55,7 @@ class Metrics:
     def __init__(self) -> None:
         self.counters: dict[tuple[str, tuple[tuple[str, str], ...]], float] = defaultdict(float)
         self.gauges: dict[str, tuple[str, Callable[[], Iterable[tuple[dict[str, str], float]]]]] = {}
-        self._hist = [0] * (len(COMMIT_BUCKETS) + 1)
-        self._hist_sum = 0.0
-        self._hist_count = 0
+        self.histograms = {name: Histogram() for name in HISTOGRAM_HELP}
 
     def inc(self, name: str, amount: float = 1.0, **labels: str) -> None:
         self.counters[(name, tuple(sorted(labels.items())))] += amount
@@ -39,14 +67,10 @@ class Metrics:
         """A move-log group commit: its latency and how many moves it carried."""
         self.inc("solitaire_db_commits_total")
         self.inc("solitaire_db_committed_moves_total", rows)
-        self._hist_sum += seconds
-        self._hist_count += 1
-        for i, bound in enumerate(COMMIT_BUCKETS):
-            if seconds <= bound:
-                self._hist[i] += 1
-                break
-        else:
-            self._hist[-1] += 1
+        self.histograms["solitaire_db_commit_seconds"].observe(seconds)
+
+    def observe_move(self, seconds: float) -> None:
+        self.histograms["solitaire_move_seconds"].observe(seconds)
 
     def render(self) -> str:
         lines: list[str] = []
@@ -60,13 +84,8 @@ class Metrics:
         for name, (help_text, read) in sorted(self.gauges.items()):
             lines += [f"# HELP {name} {help_text}", f"# TYPE {name} gauge"]
             lines += [f"{name}{_labels(labels)} {_num(value)}" for labels, value in read()]
-        name = "solitaire_db_commit_seconds"
-        lines += [f"# HELP {name} Latency of move-log group commits.", f"# TYPE {name} histogram"]
-        cumulative = 0
-        for bound, count in zip((*COMMIT_BUCKETS, math.inf), self._hist):
-            cumulative += count
-            lines.append(f'{name}_bucket{{le="{"+Inf" if bound == math.inf else bound}"}} {cumulative}')
-        lines += [f"{name}_sum {_num(self._hist_sum)}", f"{name}_count {self._hist_count}"]
+        for name, histogram in sorted(self.histograms.items()):
+            lines += histogram.render(name)
         return "\n".join(lines) + "\n"
 
 

@@ -147,7 +147,8 @@ class Room:
         self.daily = daily  # {"date", "ranked"} for a daily challenge attempt
         self._parse = functools.lru_cache(maxsize=1024)(game.parse_move)  # racers repeat moves
         # Racers whose progress the others have not been sent yet: progress is coalesced
-        # (see flush_progress), so a fast racer in a room of 8 does not cost 7 sends a move.
+        # into one `standings` frame per flush (see flush_progress), the same bytes for the
+        # whole room: a room of 8 costs 8 sends per flush, not 7 per move.
         self._dirty: dict[int, None] = {}
         self._secret = secret
         self.status = Status.LOBBY
@@ -372,10 +373,12 @@ class Room:
         return bool(self._dirty)
 
     def flush_progress(self) -> list[Effect]:
-        """The opponents' view of every racer who moved since the last flush. The caller
-        flushes every room a few times a second; the end of the race flushes too."""
+        """One `standings` message to the room: the progress of every racer who moved since
+        the last flush. The caller flushes every room a few times a second; the end of the
+        race flushes too."""
         dirty, self._dirty = self._dirty, {}
-        return [self._to_others(pid, self._progress(self.racers[pid])) for pid in dirty if pid in self.racers]
+        changed = [self._progress_fields(self.racers[pid]) for pid in dirty if pid in self.racers]
+        return [self._to_all({"type": "standings", "racers": changed})] if changed else []
 
     def resign(self, player_id: int, now: float) -> list[Effect]:
         racer = self._racer(player_id)
@@ -456,9 +459,11 @@ class Room:
 
     # --- messages ------------------------------------------------------------------
     def _progress(self, racer: Racer) -> dict[str, Any]:
+        return {"type": "progress", **self._progress_fields(racer)}
+
+    def _progress_fields(self, racer: Racer) -> dict[str, Any]:
         p = self.game.progress(racer.state) if racer.state is not None else None
         return {
-            "type": "progress",
             "player_id": racer.id,
             "name": racer.name,
             "home": p.home if p else 0,
@@ -490,9 +495,6 @@ class Room:
 
     def _to_all(self, message: dict[str, Any]) -> Send:
         return Send(tuple(r.id for r in self.racers.values() if r.connected), message)
-
-    def _to_others(self, player_id: int, message: dict[str, Any]) -> Send:
-        return Send(tuple(r.id for r in self.racers.values() if r.connected and r.id != player_id), message)
 
     def _racer(self, player_id: int) -> Racer:
         racer = self.racers.get(player_id)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
@@ -358,12 +359,14 @@ class RaceService:
     # --- racing --------------------------------------------------------------------
     async def _move(self, session: Session, req: p.Move) -> None:
         room, player = self._room(session), self._player(session)
+        started = time.perf_counter()
         effects = room.play(player.id, req.moves, self.clock())
         reply = next(e.message for e in effects if isinstance(e, Send) and e.message["type"] == "move_result")
         self.metrics.inc("solitaire_moves_total", len(reply["applied"]))
         if reply["rejected"]:
             self.metrics.inc("solitaire_moves_rejected_total")
         await self._run(room, effects, reply=(player.id, req.id))
+        self.metrics.observe_move(time.perf_counter() - started)
 
     async def _resign(self, session: Session, req: p.Resign) -> None:
         room, player = self._room(session), self._player(session)

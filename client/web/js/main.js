@@ -184,6 +184,8 @@ function handle(m) {
       return race.onMoveResult(m);
     case "progress":
       return race.onProgress(m);
+    case "standings": // the racers who moved since the last one, a few times a second
+      return m.racers.forEach((r) => race.onProgress(r));
     case "race_finished":
       if (document.body.dataset.screen !== "race") showScreen("race");
       return race.onFinished(m);

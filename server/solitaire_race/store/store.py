@@ -7,26 +7,25 @@ dataclasses and the exceptions defined here, never SQLAlchemy objects or errors.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import hashlib
 import re
 import secrets
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from sqlalchemy import delete, event, func, insert, select, update
+from sqlalchemy import Engine, create_engine, delete, event, func, insert, select, update
 from sqlalchemy.engine import URL, Connection, make_url
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
-from sqlalchemy.pool import ConnectionPoolEntry
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
+from sqlalchemy.orm import Session
+from sqlalchemy.pool import ConnectionPoolEntry, NullPool
 
 from .migrate import upgrade_to_head
 from . import boards
-from .group_commit import GroupCommitter
+from .writer import Writer
 from .models import DailyAttempt, DailyChallenge, MoveLog, Player, PlayerStats, Race, RaceEntry, Result, Setting
 from .records import (
     CODE_MAX_LENGTH,
@@ -114,6 +113,18 @@ def _on_sqlite_connect(dbapi_connection: Any, connection_record: ConnectionPoolE
 
 def _on_sqlite_begin(connection: Connection) -> None:
     connection.exec_driver_sql("BEGIN")
+
+
+def make_writer_engine(url: str | URL) -> Engine:
+    """The synchronous engine of the writer thread (``writer.py``): the sqlite3 driver on
+    the same file, set up like every other connection."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or _sqlite_file(parsed) is None:
+        raise ValueError(f"the store needs a SQLite database file, not {parsed.render_as_string(hide_password=True)!r}")
+    engine = create_engine(parsed.set(drivername="sqlite"), poolclass=NullPool)
+    event.listen(engine, "connect", _on_sqlite_connect)
+    event.listen(engine, "begin", _on_sqlite_begin)
+    return engine
 
 
 def make_engine(url: str | URL, **kwargs: Any) -> AsyncEngine:
@@ -207,11 +218,16 @@ def _result_record(row: Result, player_name: str) -> ResultRecord:
     )
 
 
-async def _update_stats(session: Any, game: str, rows: Sequence[dict[str, Any]]) -> None:
-    """Fold new results into ``player_stats`` (inside the caller's transaction)."""
+def _update_stats(session: Session, game: str, rows: Sequence[dict[str, Any]]) -> None:
+    """Fold new results into ``player_stats`` (inside the caller's transaction, on the
+    writer thread): one SELECT for the room; the flush writes the changes in batches."""
+    found = session.scalars(
+        select(PlayerStats).where(PlayerStats.game == game, PlayerStats.player_id.in_([r["player_id"] for r in rows]))
+    )
+    known = {stats.player_id: stats for stats in found}
     for row in rows:
         won = row["outcome"] == "won"
-        stats = await session.get(PlayerStats, (row["player_id"], game))
+        stats = known.get(row["player_id"])
         if stats is None:
             stats = PlayerStats(player_id=row["player_id"], game=game, games=0, wins=0, win_rate=0.0, win_moves=0)
             session.add(stats)
@@ -232,28 +248,20 @@ async def _update_stats(session: Any, game: str, rows: Sequence[dict[str, Any]])
 class Store:
     """Async access to the race database. Open with ``await Store.open(url)``.
 
-    Each method is one short transaction on a pooled connection, so methods may run
-    concurrently from different tasks. Write methods start with their write statement,
-    so under SQLite they take the write lock first (waiting up to busy_timeout) instead
-    of failing on a read snapshot that another writer made stale.
+    Reads are short transactions on pooled aiosqlite connections, so they run concurrently
+    from different tasks (WAL: readers never wait for the writer). Every write is one job
+    on the writer thread (``writer.py``), one transaction in one thread hop, in the order
+    submitted; SQLite has one writer at a time anyway, and busy_timeout covers writers in
+    other processes. Write jobs start with their write statement, so they take SQLite's
+    write lock before reading.
     """
 
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(self, engine: AsyncEngine, writer_engine: Engine) -> None:
         self._engine = engine
         # expire_on_commit=False: rows are turned into records after commit.
         self._sessions = async_sessionmaker(engine, expire_on_commit=False)
-        # SQLite has one writer at a time. Taking turns here, in FIFO order, beats meeting
-        # in SQLite's busy handler, which sleeps in growing steps (up to 100 ms) between
-        # tries; busy_timeout still covers writers in other processes.
-        self._write_lock = asyncio.Lock()
-        self._move_log = GroupCommitter(engine, MoveLog.__table__, self._write_lock, self._observe_commit)  # type: ignore[arg-type]
+        self._writer = Writer(writer_engine, MoveLog.__table__, self._observe_commit)  # type: ignore[arg-type]
         self.commit_observer: Any = None  # called with (rows, seconds) after each move-log commit
-
-    @contextlib.asynccontextmanager
-    async def _writer(self) -> AsyncIterator[AsyncSession]:
-        """A session for one write transaction, taken in turn with every other writer."""
-        async with self._write_lock, self._sessions() as session:
-            yield session
 
     def _observe_commit(self, rows: int, seconds: float) -> None:
         if self.commit_observer is not None:
@@ -263,16 +271,18 @@ class Store:
     async def open(cls, url: str) -> Self:
         """Connect, create a SQLite file's directory if needed, and upgrade to head."""
         ensure_sqlite_directory(url)
+        writer_engine = make_writer_engine(url)
         engine = make_engine(url)
         try:
             await upgrade_to_head(engine)
         except BaseException:
             await engine.dispose()
+            writer_engine.dispose()
             raise
-        return cls(engine)
+        return cls(engine, writer_engine)
 
     async def close(self) -> None:
-        await self._move_log.close()
+        await self._writer.close()
         await self._engine.dispose()
 
     async def __aenter__(self) -> Self:
@@ -299,14 +309,16 @@ class Store:
             token_hash=_check_token_hash(token_hash),
             created_at=_check_time(now),
         )
-        async with self._writer() as session:
+
+        def write(session: Session) -> PlayerRecord:
             session.add(row)
             try:
-                await session.commit()
+                session.commit()
             except IntegrityError as error:
-                await session.rollback()
                 raise ConstraintViolation("a player with this token hash already exists") from error
             return _player_record(row)
+
+        return await self._writer.run(write)
 
     async def player_by_token_hash(self, token_hash: str) -> PlayerRecord | None:
         async with self._sessions() as session:
@@ -330,10 +342,7 @@ class Store:
 
     async def rename_player(self, player_id: int, name: str) -> None:
         statement = update(Player).where(Player.id == player_id).values(name=_check_name(name))
-        async with self._writer() as session:
-            result = await session.execute(statement)
-            await session.commit()
-        if result.rowcount == 0:  # type: ignore[attr-defined]
+        if await self._writer.run(_execute_count(statement)) == 0:
             raise NotFound(f"no player {player_id}")
 
     # --- races ----------------------------------------------------------------------
@@ -370,15 +379,18 @@ class Store:
             kind=kind,
             daily_date=daily_date,
         )
-        async with self._writer() as session:
+
+        def write(session: Session) -> RaceRecord | IntegrityError:
             session.add(row)
             try:
-                await session.commit()
+                session.commit()
             except IntegrityError as error:
-                await session.rollback()
-                failure = error
-            else:
-                return _race_record(row)
+                return error
+            return _race_record(row)
+
+        failure = await self._writer.run(write)
+        if isinstance(failure, RaceRecord):
+            return failure
         # Tell a taken code from a bad created_by without parsing driver messages.
         if await self.race_by_code(code) is not None:
             raise CodeTaken(f"race code {code!r} is taken") from failure
@@ -397,22 +409,28 @@ class Store:
     async def mark_race_started(self, race_id: int, started_at: datetime, player_ids: Sequence[int] = ()) -> None:
         """'open' -> 'running', recording who races. Raises NotFound, or RaceStateError if
         it isn't open."""
-        async with self._writer() as session:
-            await self._transition(session, race_id, "open", "running", started_at=_check_time(started_at))
+        started = _check_time(started_at)
+
+        def write(session: Session) -> None:
+            _transition(session, race_id, "open", "running", started_at=started)
             if player_ids:
-                await session.execute(insert(RaceEntry), [{"race_id": race_id, "player_id": p} for p in player_ids])
-            await session.commit()
+                session.execute(insert(RaceEntry), [{"race_id": race_id, "player_id": p} for p in player_ids])
+            session.commit()
+
+        await self._writer.run(write)
 
     # --- the move log -----------------------------------------------------------------
 
     async def log_moves(self, race_id: int, player_id: int, entries: Sequence[tuple[int, str, str, int]]) -> None:
         """Append (seq, kind, text, at_ms) entries; returns once they are committed.
 
-        Concurrent calls share commits (``group_commit``)."""
-        await self._move_log.append(
-            [{"race_id": race_id, "player_id": player_id, "seq": seq, "kind": kind, "text": text, "at_ms": at_ms}
-             for seq, kind, text, at_ms in entries]
-        )
+        Concurrent calls share commits (group commit, ``writer.py``)."""
+        rows = [{"race_id": race_id, "player_id": player_id, "seq": seq, "kind": kind, "text": text, "at_ms": at_ms}
+                for seq, kind, text, at_ms in entries]
+        try:
+            await self._writer.append_moves(rows)
+        except IntegrityError as error:  # a duplicate seq, an unknown race: the whole batch failed
+            raise ConstraintViolation(f"cannot log moves of race {race_id}: {error.orig}") from error
 
     async def running_races(self) -> list[RunningRaceRecord]:
         """Every race left running (by a crash or a restart), with its racers and logs."""
@@ -474,31 +492,30 @@ class Store:
                     "finished_at": _check_time(r.finished_at),
                 }
             )
-        async with self._writer() as session:
+        finished = _check_time(finished_at)
+
+        def write(session: Session) -> None:
             # The UPDATE comes first: it takes the write lock and proves the race is running.
-            await self._transition(session, race_id, "running", "finished", finished_at=_check_time(finished_at))
-            race = await session.get(Race, race_id)
-            assert race is not None
-            ranked = await session.scalar(select(DailyAttempt.date).where(DailyAttempt.race_id == race_id))
+            game, deal_number = _transition(session, race_id, "running", "finished", finished_at=finished)
+            ranked = session.scalar(select(DailyAttempt.date).where(DailyAttempt.race_id == race_id))
             for row in rows:
                 won = row["outcome"] == "won"
                 row.update(
-                    game=race.game,
-                    deal_number=race.deal_number,
+                    game=game,
+                    deal_number=deal_number,
                     daily_date=ranked,
                     rank_class=0 if won else 1,
                     sort_primary=(row["time_ms"] or 0) if won else row["total"] - row["home"],
                 )
             try:
                 if rows:
-                    await session.execute(insert(Result), rows)
-                    await _update_stats(session, race.game, rows)
-                await session.commit()
+                    session.execute(insert(Result), rows)
+                    _update_stats(session, game, rows)
+                session.commit()
             except IntegrityError as error:
-                await session.rollback()
-                raise ConstraintViolation(
-                    f"cannot store results of race {race_id}: {error.orig}"
-                ) from error
+                raise ConstraintViolation(f"cannot store results of race {race_id}: {error.orig}") from error
+
+        await self._writer.run(write)
 
     async def race_results(self, race_id: int) -> list[ResultRecord]:
         """The race's results ordered by rank (then player id), with player names."""
@@ -532,12 +549,8 @@ class Store:
             return found
         # A fresh transaction that starts with its write: in WAL mode a transaction that
         # read first cannot take the write lock once another writer has committed.
-        async with self._writer() as session:
-            session.add(DailyChallenge(game=game, date=date, deal_number=deal_number, par=par, created_at=_check_time(now)))
-            try:
-                await session.commit()
-            except IntegrityError:
-                await session.rollback()  # another task or process created it first
+        row = DailyChallenge(game=game, date=date, deal_number=deal_number, par=par, created_at=_check_time(now))
+        await self._writer.run(_insert_unless_present(row))  # another process may have made it first
         found = await self.find_daily_challenge(game, date)
         assert found is not None
         return found
@@ -551,14 +564,8 @@ class Store:
         """Make ``race_id`` the player's ranked attempt at the day's ``game`` challenge.
 
         True if it is the first attempt (ranked); False if the player already had one."""
-        async with self._writer() as session:
-            session.add(DailyAttempt(game=game, date=date, player_id=player_id, race_id=race_id, started_at=_check_time(now)))
-            try:
-                await session.commit()
-                return True
-            except IntegrityError:
-                await session.rollback()
-                return False
+        row = DailyAttempt(game=game, date=date, player_id=player_id, race_id=race_id, started_at=_check_time(now))
+        return await self._writer.run(_insert_unless_present(row))
 
     async def ranked_attempt(self, game: str, date: str, player_id: int) -> int | None:
         """The race id of the player's ranked attempt at that challenge, if any."""
@@ -620,10 +627,7 @@ class Store:
         nothing refers to it. Returns False, changing nothing, if the race is missing or
         has started; a started race is ended with finish_race instead."""
         statement = delete(Race).where(Race.id == race_id, Race.status == "open")
-        async with self._writer() as session:
-            result = await session.execute(statement)
-            await session.commit()
-        return bool(result.rowcount)  # type: ignore[attr-defined]
+        return bool(await self._writer.run(_execute_count(statement)))
 
     # --- server settings ------------------------------------------------------------
 
@@ -633,12 +637,7 @@ class Store:
         stored = await self._setting(DEAL_SECRET_SETTING)
         if stored is None:
             fresh = Setting(name=DEAL_SECRET_SETTING, value=secrets.token_hex(DEAL_SECRET_BYTES))
-            async with self._writer() as session:
-                session.add(fresh)
-                try:
-                    await session.commit()
-                except IntegrityError:  # another process stored one first: use that one
-                    await session.rollback()
+            await self._writer.run(_insert_unless_present(fresh))  # or another process's is used
             stored = await self._setting(DEAL_SECRET_SETTING)
             if stored is None:
                 raise StoreError("the deal secret could not be stored")
@@ -649,19 +648,46 @@ class Store:
             row = await session.get(Setting, name)
             return None if row is None else row.value
 
-    async def _transition(
-        self, session: AsyncSession, race_id: int, frm: RaceStatus, to: RaceStatus, **values: Any
-    ) -> None:
-        """Move a race from status ``frm`` to ``to`` (setting ``values``) inside the caller's
-        transaction, or roll it back and raise NotFound / RaceStateError."""
-        statement = update(Race).where(Race.id == race_id, Race.status == frm).values(status=to, **values)
-        result = await session.execute(statement)
-        if result.rowcount == 0:  # type: ignore[attr-defined]
-            await session.rollback()
-            await self._raise_wrong_state(race_id, frm)
 
-    async def _raise_wrong_state(self, race_id: int, wanted: RaceStatus) -> None:
-        race = await self.race(race_id)
+# --- write jobs (run on the writer thread, see writer.py) ----------------------------
+
+
+def _transition(session: Session, race_id: int, frm: RaceStatus, to: RaceStatus, **values: Any) -> tuple[str, int]:
+    """Move a race from status ``frm`` to ``to`` (setting ``values``) inside the caller's
+    transaction and return its (game, deal number), or raise NotFound / RaceStateError."""
+    statement = (
+        update(Race).where(Race.id == race_id, Race.status == frm).values(status=to, **values)
+        .returning(Race.game, Race.deal_number)
+    )
+    row = session.execute(statement).first()
+    if row is None:
+        race = session.get(Race, race_id)
         if race is None:
             raise NotFound(f"no race {race_id}")
-        raise RaceStateError(f"race {race_id} is {race.status!r}, not {wanted!r}")
+        raise RaceStateError(f"race {race_id} is {race.status!r}, not {frm!r}")
+    return row.game, row.deal_number
+
+
+def _execute_count(statement: Any) -> Callable[[Session], int]:
+    """A job running one UPDATE or DELETE: how many rows it changed."""
+
+    def write(session: Session) -> int:
+        count = session.execute(statement).rowcount  # type: ignore[attr-defined]
+        session.commit()
+        return int(count)
+
+    return write
+
+
+def _insert_unless_present(row: Any) -> Callable[[Session], bool]:
+    """A job inserting ``row``: False (nothing written) if its key is already taken."""
+
+    def write(session: Session) -> bool:
+        session.add(row)
+        try:
+            session.commit()
+        except IntegrityError:
+            return False
+        return True
+
+    return write

@@ -420,13 +420,10 @@ class PlayClient:
         elif kind == "race_started":
             self._race_started(m)
         elif kind == "progress":
-            entry = {k: m[k] for k in ("player_id", "name", "home", "total", "moves", "outcome", "time_ms")}
-            if m["player_id"] == s.player_id:
-                s.me = entry
-            else:
-                s.opponents[m["player_id"]] = entry
-                if m["outcome"] != "playing":
-                    self.notice("info", f"{m['name']}: {m['outcome']}" + (f" in {race_time(m['time_ms'])}" if m["outcome"] == "won" else ""))
+            self._progress(m)
+        elif kind == "standings":  # the racers who moved since the last one, a few times a second
+            for racer in m["racers"]:
+                self._progress(racer)
         elif kind == "race_finished":
             s.phase = "finished"
             s.ranking = m["ranking"]
@@ -448,6 +445,17 @@ class PlayClient:
                 self.stop(1)
             else:
                 self.notice("error", m.get("message", m.get("code", "error")))
+
+    def _progress(self, m: dict[str, Any]) -> None:
+        s = self.screen
+        entry = {k: m[k] for k in ("player_id", "name", "home", "total", "moves", "outcome", "time_ms")}
+        if m["player_id"] == s.player_id:
+            s.me = entry
+            return
+        known = s.opponents.get(m["player_id"])
+        s.opponents[m["player_id"]] = entry
+        if m["outcome"] != "playing" and (known is None or known["outcome"] != m["outcome"]):
+            self.notice("info", f"{m['name']}: {m['outcome']}" + (f" in {race_time(m['time_ms'])}" if m["outcome"] == "won" else ""))
 
     def _race_started(self, m: dict[str, Any]) -> None:
         s = self.screen
