@@ -7,14 +7,17 @@ For every case (N racers connected at once, rooms of K), in separate processes:
 - the **race server** (``solitaire-race serve`` with its real SQLite database),
 each pinned to CPU 0, are driven by the same **load generator** pinned to CPU 1, twice:
 **saturation** (each racer sends its next message as soon as the previous one is answered)
-and **paced** (2 moves per second per racer). Racers play real games: each computes its
+and **paced** (2 moves per second per racer, each racer on a fixed grid with the phases
+spread evenly over the half second, for both servers). Racers play real games: each computes its
 moves from the view the server sent it (Persian Patience, home moves first, then builds),
 one at a time, and checks every answer; rooms race again when a race ends.
 Against the echo server the same racers send the same move messages and get them back.
 
 Prints per case: moves (or messages) per second, p50/p99/max round trip, server CPU use,
-server RSS per connected racer, and the ratio of the race server's moves/s to the echo
-server's messages/s in the same run. ``--json`` also writes the figures, to compare commits.
+server RSS per connected racer, the races finished (this naive player gets stuck within
+seconds, so rooms restart far more often than people would), and the ratio of the race
+server's moves/s to the echo server's messages/s in the same run. ``--modes`` picks
+saturation and/or paced rates; ``--json`` also writes the figures, to compare commits.
 
 The generator speaks the websocket protocol directly on asyncio (masked frames, minimal
 parsing) so that it costs a few microseconds per message: a ``websockets`` client in the
@@ -29,6 +32,7 @@ import asyncio
 import base64
 import collections
 import json
+import math
 import os
 import random
 import re
@@ -253,9 +257,20 @@ class Player:
         self.state = self.game.apply(self.state, move)
 
 
-async def pace(start: float, interval: float | None) -> None:
-    if interval:
-        await asyncio.sleep(max(0.0, start + interval - time.perf_counter()))
+class Pacer:
+    """A paced racer moves on a fixed grid, at epoch + phase + k * interval. Phases are spread
+    evenly over one interval (racer i of n: i/n of it), for the echo and the race server
+    alike, so both see the same smooth arrivals; a late reply skips to the next slot rather
+    than catching up in a burst. With no interval (saturation) it never waits."""
+
+    def __init__(self, epoch: float, interval: float | None, phase: float) -> None:
+        self.epoch, self.interval, self.phase = epoch, interval, phase
+
+    async def wait(self) -> None:
+        if self.interval:
+            now = time.perf_counter()
+            k = math.ceil((now - self.epoch - self.phase) / self.interval)
+            await asyncio.sleep(max(0.0, self.epoch + self.phase + k * self.interval - now))
 
 
 async def set_up_race(racers: list[Racer]) -> None:
@@ -268,14 +283,13 @@ async def set_up_race(racers: list[Racer]) -> None:
     await host.request({"type": "start_race"})
 
 
-async def race_room(racers: list[Racer], stats: Stats, deadline: float, interval: float | None, rng: random.Random) -> None:
+async def race_room(racers: list[Racer], pacers: list[Pacer], stats: Stats, deadline: float, rng: random.Random) -> None:
     """Play the race set up before, then race again and again until the deadline."""
     while True:
-        async def play(racer: Racer) -> None:
+        async def play(racer: Racer, pacer: Pacer) -> None:
             started = await racer.wait(lambda r: r.type == "race_started")
             player = Player(started.view, rng)
-            if interval:  # paced players do not all move at the same instant after the deal
-                await asyncio.sleep(rng.uniform(0, interval))
+            await pacer.wait()
             for _ in range(MOVES_PER_GAME):
                 move = player.next_move()
                 if move is None or time.perf_counter() >= deadline:
@@ -290,10 +304,10 @@ async def race_room(racers: list[Racer], stats: Stats, deadline: float, interval
                     break
                 if reply.outcome != "playing":
                     return
-                await pace(sent, interval)
+                await pacer.wait()
             await racer.request({"type": "resign"})
 
-        await asyncio.gather(*(play(r) for r in racers))
+        await asyncio.gather(*(play(r, p) for r, p in zip(racers, pacers)))
         for racer in racers:
             await racer.wait(lambda r: r.type == "race_finished")
         for racer in racers:
@@ -304,15 +318,16 @@ async def race_room(racers: list[Racer], stats: Stats, deadline: float, interval
         await set_up_race(racers)
 
 
-async def echo_racer(racer: Racer, stats: Stats, deadline: float, interval: float | None) -> None:
+async def echo_racer(racer: Racer, pacer: Pacer, stats: Stats, deadline: float) -> None:
     message = {"type": "move", "moves": ["3>f"]}
+    await pacer.wait()
     while time.perf_counter() < deadline:
         sent = time.perf_counter()
         reply = await racer.request(message)
         stats.record(sent, time.perf_counter())
         if reply.type != "move":
             stats.errors.append(f"echo: {reply.type}")
-        await pace(sent, interval)
+        await pacer.wait()
 
 
 async def generate(url: str, kind: str, racers: int, room_size: int, seconds: float, rate: float | None, warmup: float = 1.0) -> dict[str, Any]:
@@ -334,16 +349,13 @@ async def generate(url: str, kind: str, racers: int, room_size: int, seconds: fl
     stats.window = (now + warmup, now + warmup + seconds)
     deadline = stats.window[1]
     print("READY", flush=True)  # the parent samples the server's CPU and memory from here
+    pacers = [Pacer(now, interval, (interval or 0) * i / racers) for i in range(racers)]
     if kind == "race":
-        await asyncio.gather(*(race_room(r, stats, deadline, interval, random.Random(i)) for i, r in enumerate(rooms)))
+        await asyncio.gather(
+            *(race_room(r, pacers[j * room_size : (j + 1) * room_size], stats, deadline, random.Random(j)) for j, r in enumerate(rooms))
+        )
     else:
-        # Paced racers start spread over one interval, as real players would be.
-        async def start(r: Racer, i: int) -> None:
-            if interval:
-                await asyncio.sleep(interval * i / racers)
-            await echo_racer(r, stats, deadline, interval)
-
-        await asyncio.gather(*(start(r, i) for i, r in enumerate(clients)))
+        await asyncio.gather(*(echo_racer(r, p, stats, deadline) for r, p in zip(clients, pacers)))
     for racer in clients:
         racer.client.close()
     rtts = sorted(stats.rtts)
@@ -453,7 +465,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     modes = [("saturation", None) if m == "saturation" else (f"{m} moves/s", float(m)) for m in args.modes.split(",")]
     cases = [(n, k) for n in map(int, args.racers.split(",")) for k in map(int, args.rooms.split(","))]
     results: dict[str, Any] = {"cases": []}
-    print(f"{'case':<34}{'server':<7}{'per s':>9}{'p50 µs':>9}{'p99 µs':>9}{'max µs':>10}{'cpu':>6}{'KiB/racer':>10}{'ratio':>7}")
+    print(f"{'case':<36}{'server':<7}{'per s':>9}{'p50 µs':>9}{'p99 µs':>9}{'max µs':>10}{'cpu':>6}{'KiB/racer':>10}{'races':>7}{'ratio':>7}")
     for mode, rate in modes:
         for racers, room in cases:
             row: dict[str, Any] = {"mode": mode, "racers": racers, "room": room}
@@ -472,8 +484,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             for kind in ("echo", "race"):
                 r = row[kind]
                 ratio = f"{row['ratio']:.2f}" if kind == "race" else ""
-                print(f"{label if kind == 'echo' else '':<34}{kind:<7}{r['per_s']:>9,.0f}{r['p50_us']:>9,.0f}{r['p99_us']:>9,.0f}"
-                      f"{r['max_us']:>10,.0f}{r['server_cpu']:>6.0%}{r['rss_per_racer_kib']:>10.1f}{ratio:>7}", flush=True)
+                races = f"{r['races_finished']:,}" if kind == "race" else ""  # races finished (and restarted) in the run
+                print(f"{label if kind == 'echo' else '':<36}{kind:<7}{r['per_s']:>9,.0f}{r['p50_us']:>9,.0f}{r['p99_us']:>9,.0f}"
+                      f"{r['max_us']:>10,.0f}{r['server_cpu']:>6.0%}{r['rss_per_racer_kib']:>10.1f}{races:>7}{ratio:>7}", flush=True)
                 if r["error_count"]:
                     print(f"    {r['error_count']} errors, e.g. {r['errors'][:3]}", flush=True)
     if args.json:

@@ -172,6 +172,10 @@ async def test_metrics_endpoint(app: App, clients: Any) -> None:
     assert metric(text, "solitaire_db_commit_seconds_count") >= 2  # the two batches of moves
     assert metric(text, "solitaire_db_committed_moves_total") == 6
     assert metric(text, "solitaire_db_commit_seconds_bucket", le="+Inf") >= 2
+    # Both move requests timed, each bucket counting those at or under its bound.
+    assert metric(text, "solitaire_move_seconds_count") == 2
+    assert metric(text, "solitaire_move_seconds_bucket", le="+Inf") == 2
+    assert 0 <= metric(text, "solitaire_move_seconds_bucket", le="0.001") <= metric(text, "solitaire_move_seconds_bucket", le="1.0") == 2
     for line_ in text.splitlines():  # the exposition format, line by line
         assert line_.startswith("# HELP ") or line_.startswith("# TYPE ") or re.fullmatch(r'[a-z_]+(\{[^}]*\})? [0-9.e+-]+', line_), line_
 
@@ -194,3 +198,17 @@ async def test_logs_are_json_events_without_secrets(app: App, clients: Any, capl
     assert by_event["race_started"]["race"] == race_id and by_event["race_finished"]["race"] == race_id
     assert by_event["identified"]["player"] == ann.player["id"]  # type: ignore[index]
     assert all(ann.token not in l for l in lines)  # type: ignore[operator]
+
+
+def test_histogram_buckets_include_their_bound() -> None:
+    from solitaire_race.observe import Metrics
+
+    metrics = Metrics()
+    for seconds in (0.0005, 0.0007, 0.001, 2.0):
+        metrics.observe_move(seconds)
+    text = metrics.render()
+    assert metric(text, "solitaire_move_seconds_bucket", le="0.0005") == 1
+    assert metric(text, "solitaire_move_seconds_bucket", le="0.001") == 3
+    assert metric(text, "solitaire_move_seconds_bucket", le="1.0") == 3
+    assert metric(text, "solitaire_move_seconds_bucket", le="+Inf") == 4
+    assert metric(text, "solitaire_move_seconds_sum") == 0.0005 + 0.0007 + 0.001 + 2.0

@@ -8,6 +8,7 @@ with its fields (race, player, ...). Nothing here ever receives a token.
 
 from __future__ import annotations
 
+import bisect
 import json
 import logging
 import math
@@ -34,11 +35,7 @@ class Histogram:
     def observe(self, seconds: float) -> None:
         self.sum += seconds
         self.count += 1
-        for i, bound in enumerate(LATENCY_BUCKETS):
-            if seconds <= bound:
-                self.counts[i] += 1
-                return
-        self.counts[-1] += 1
+        self.counts[bisect.bisect_left(LATENCY_BUCKETS, seconds)] += 1  # le="bound": bound included
 
     def render(self, name: str) -> list[str]:
         lines = [f"# HELP {name} {HISTOGRAM_HELP[name]}", f"# TYPE {name} histogram"]

@@ -364,7 +364,7 @@ class Room:
         effects.append(Send((racer.id,), reply))
         if applied:
             self._dirty[racer.id] = None
-        if self._all_done():
+        if racer.done and self._all_done():  # only a game that just ended can end the race
             effects += self._close()
         return effects
 
