@@ -11,9 +11,11 @@ import os
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
+import pytest
+
 from solitaire_race.app import App
 from solitaire_race.daily import daily_deal_number
-from solitaire_race.daily_planner import DailyPlanner, solver_process
+from solitaire_race.daily_planner import DailyPlanner, WorkerKilled, first_candidate, solver_process
 from solitaire_race.engine import get_game
 from solitaire_race.solver import budget_for, choose_daily, verify
 from solitaire_race.store import Store
@@ -133,3 +135,56 @@ async def test_listing_shows_games_still_being_prepared(tmp_path: Path) -> None:
         gate.set()
         await ann.close()
         await app.stop()
+
+
+async def test_a_failing_solver_falls_back_to_the_first_candidate(tmp_path: Path) -> None:
+    store = await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'daily.sqlite3'}")
+
+    async def broken(game_id: str, day: date) -> tuple[int, int | None]:
+        raise RuntimeError("daily solver for clock exited with -9")
+
+    planner = DailyPlanner(store, ["clock"], broken, WallClock(EVENING), fallback=first_candidate(SECRET))
+    try:
+        challenge = await planner.challenge("clock", date(2026, 11, 21))
+        assert challenge.deal_number == daily_deal_number(SECRET, "clock", date(2026, 11, 21)) and challenge.par is None
+        assert await store.find_daily_challenge("clock", "2026-11-21") == challenge  # stored: asked once a day
+    finally:
+        await planner.close()
+        await store.close()
+
+
+async def test_a_killed_worker_settles_nothing_and_a_failure_lists_as_preparing(tmp_path: Path) -> None:
+    store = await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'daily.sqlite3'}")
+
+    async def killed(game_id: str, day: date) -> tuple[int, int | None]:
+        raise WorkerKilled("daily solver for clock killed by signal 15")
+
+    planner = DailyPlanner(store, ["clock"], killed, WallClock(EVENING), fallback=first_candidate(SECRET))
+    try:
+        # Stopped by a signal (the server is stopping): no unproven deal is settled for the day.
+        with pytest.raises(WorkerKilled):
+            await planner.challenge("clock", date(2026, 11, 21))
+        assert await store.find_daily_challenge("clock", "2026-11-21") is None
+        # A listing does not fail with it: the game shows as still being prepared.
+        assert await planner.ready(["clock"], date(2026, 11, 21), 1.0) == {"clock": None}
+    finally:
+        await planner.close()
+        await store.close()
+
+
+async def test_stopping_does_not_wait_for_a_daily_deal_being_chosen(tmp_path: Path) -> None:
+    gate = asyncio.Event()  # never set: Patriarchs is still being chosen when the server stops
+    app = await App.start(make_config(tmp_path), choose_daily=held_back_chooser(SECRET, gate))
+    ann = await Client.connect(app)
+    try:
+        await ann.hello("ann")
+        await ann.send({"type": "start_daily", "game": "patriarchs", "id": 1})
+        await asyncio.sleep(0.2)
+    finally:
+        await asyncio.wait_for(app.stop(), 10)
+        await ann.close()
+    store = await Store.open(make_config(tmp_path).db_url)
+    try:
+        assert await store.find_daily_challenge("patriarchs", app.service.today().isoformat()) is None
+    finally:
+        await store.close()

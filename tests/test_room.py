@@ -103,6 +103,14 @@ def test_moves_before_start_are_refused() -> None:
     assert exc.value.code == "race_not_running"
 
 
+def durable(room: Room, effects: list[Any]) -> list[Any]:
+    """What the service does with a LogMoves: make it durable, then tell the room."""
+    for effect in effects:
+        if isinstance(effect, LogMoves):
+            room.logged(effect)
+    return effects
+
+
 def test_legal_move_applies_and_progress_goes_to_the_others() -> None:
     room, _ = running_room()
     e = room.play(1, [WINNING_LINE[0]], now=5.0)
@@ -110,7 +118,10 @@ def test_legal_move_applies_and_progress_goes_to_the_others() -> None:
     assert reply["applied"] == [WINNING_LINE[0]] and reply["rejected"] is None
     assert reply["elapsed_ms"] == 1000  # server clock: started at 4.0
     assert not sends(e, 2, "progress") and not sends(e, 2, "standings")  # coalesced: sent at the next flush
-    room.play(1, [WINNING_LINE[1]], now=5.05)
+    assert room.flush_progress() == []  # and only once the moves are durable
+    durable(room, e)
+    durable(room, room.play(1, [WINNING_LINE[1]], now=5.05))
+    room.play(1, [WINNING_LINE[2]], now=5.06)  # not durable yet: not published
     flushed = room.flush_progress()
     # One frame for the whole room, the same for everyone, with one entry for both moves.
     assert len(flushed) == 1 and set(flushed[0].to) == {1, 2}
@@ -122,12 +133,12 @@ def test_legal_move_applies_and_progress_goes_to_the_others() -> None:
 
 def test_standings_carry_every_racer_who_moved_since_the_last_flush() -> None:
     room, _ = running_room()
-    room.play(1, [WINNING_LINE[0]], now=5.0)
-    room.play(2, [WINNING_LINE[0]], now=5.01)
-    room.play(1, [WINNING_LINE[1]], now=5.02)
+    durable(room, room.play(1, [WINNING_LINE[0]], now=5.0))
+    durable(room, room.play(2, [WINNING_LINE[0]], now=5.01))
+    durable(room, room.play(1, [WINNING_LINE[1]], now=5.02))
     (standings,) = sends(room.flush_progress(), 1, "standings")
     assert sorted((r["player_id"], r["moves"]) for r in standings["racers"]) == [(1, 2), (2, 1)]
-    room.play(2, [WINNING_LINE[1]], now=5.2)
+    durable(room, room.play(2, [WINNING_LINE[1]], now=5.2))
     (standings,) = sends(room.flush_progress(), 2, "standings")
     assert [(r["player_id"], r["moves"]) for r in standings["racers"]] == [(2, 2)]
 

@@ -369,6 +369,8 @@ async def test_writes_queued_together_fail_alone(store: Store) -> None:
     ann = await new_player(store, "ann")
     race_id = await new_race(store, created_by=ann)
     await store.mark_race_started(race_id, T0, [ann])
+    commits: list[int] = []
+    store.commit_observer = lambda rows, seconds: commits.append(rows)
     before = store.log_moves(race_id, ann, [(0, "move", "1h", 10)])
     duplicate = store.create_player("ann2", hash_token("token-of-ann"), T0)  # token hash taken
     after = store.log_moves(race_id, ann, [(1, "move", "2-3", 20)])
@@ -384,3 +386,4 @@ async def test_writes_queued_together_fail_alone(store: Store) -> None:
     await store.log_moves(race_id, ann, [(2, "move", "r", 30)])
     (running,) = await store.running_races()
     assert [seq for seq, *_ in running.logs[ann]] == [0, 1, 2]
+    assert commits == [1, 1, 1]  # the failed batch is not counted as a commit

@@ -55,7 +55,7 @@ class App:
             if choose_daily is None:
                 nodes = config.daily_solver_nodes
                 choose_daily = solver_process(secret, nodes) if nodes > 0 else first_candidate(secret)
-            planner = DailyPlanner(store, list(all_games()), choose_daily, wall_clock)
+            planner = DailyPlanner(store, list(all_games()), choose_daily, wall_clock, fallback=first_candidate(secret))
             service = RaceService(
                 store=store, secret=secret, config=config, clock=time.monotonic, planner=planner,
                 wall_clock=wall_clock, metrics=metrics,
@@ -83,9 +83,11 @@ class App:
 
     async def stop(self) -> None:
         await self.service.shutdown()  # tell the clients first, while they are connected
+        # Before the connections close: a handler waiting for a daily deal would hold up
+        # wait_closed until its solver finished.
+        await self.planner.close()  # stops a solver worker mid-search: the next start redoes it
         self.server.close()
         await self.server.wait_closed()
-        await self.planner.close()  # stops a solver worker mid-search: the next start redoes it
         await self.store.close()
 
 

@@ -28,6 +28,11 @@ from .store import DailyChallengeRecord, Store
 log = logging.getLogger("solitaire_race.daily")
 
 Chooser = Callable[[str, date], Awaitable[tuple[int, int | None]]]
+
+
+class WorkerKilled(RuntimeError):
+    """The solver worker was killed by a signal (the server is stopping): choose again at
+    the next start rather than settle the day on an unproven deal."""
 RECHECK_S = 600.0  # the planner looks again at least this often (wall clocks can jump)
 
 
@@ -51,6 +56,7 @@ def solver_process(secret: bytes, nodes: int) -> Chooser:
             worker = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "solitaire_race.solver.daily",
                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,  # a Ctrl-C meant for the server is not the worker's: close() ends it
             )
             try:
                 out, err = await worker.communicate(request)
@@ -58,6 +64,8 @@ def solver_process(secret: bytes, nodes: int) -> Chooser:
                 if worker.returncode is None:  # cancelled (the server stops): do not leave it running
                     worker.kill()
                     await worker.wait()
+        if worker.returncode is not None and worker.returncode < 0:
+            raise WorkerKilled(f"daily solver for {game} {day} killed by signal {-worker.returncode}")
         if worker.returncode != 0:
             raise RuntimeError(f"daily solver for {game} {day} exited with {worker.returncode}: {err.decode()[-500:]}")
         answer = json.loads(out)
@@ -69,10 +77,14 @@ def solver_process(secret: bytes, nodes: int) -> Chooser:
 class DailyPlanner:
     """Knows each day's challenges: stored ones, or chosen now (once, however many ask)."""
 
-    def __init__(self, store: Store, games: Sequence[str], choose: Chooser, wall_clock: Callable[[], datetime]) -> None:
+    def __init__(
+        self, store: Store, games: Sequence[str], choose: Chooser, wall_clock: Callable[[], datetime],
+        fallback: Chooser | None = None,
+    ) -> None:
         self.store = store
         self.games = list(games)
         self.choose = choose
+        self.fallback = fallback  # if choosing fails: a day must still have its challenge
         self.wall_clock = wall_clock
         self.chosen = 0  # challenges this process chose and stored
         self._jobs: dict[tuple[str, date], asyncio.Task[DailyChallengeRecord]] = {}
@@ -98,15 +110,30 @@ class DailyPlanner:
         await asyncio.wait(asks.values(), timeout=wait_s)
         out: dict[str, DailyChallengeRecord | None] = {}
         for game, ask in asks.items():
-            if ask.done():
-                out[game] = ask.result()  # a failed choice raises here, as it would when awaited
+            if ask.done() and not ask.cancelled() and ask.exception() is None:
+                out[game] = ask.result()
+            elif ask.done():  # failed (logged where) or stopped: tried again at the next ask
+                out[game] = None
             else:
                 ask.cancel()  # only this wait: the shielded job goes on
                 out[game] = None
         return out
 
     async def _choose_and_store(self, game: str, day: date) -> DailyChallengeRecord:
-        deal, par = await self.choose(game, day)
+        found = await self.store.find_daily_challenge(game, day.isoformat())
+        if found is not None:  # stored between the caller's look and this job's start
+            return found
+        try:
+            deal, par = await self.choose(game, day)
+        except WorkerKilled:
+            raise
+        except Exception:
+            if self.fallback is None:
+                log.exception("choosing the %s challenge of %s failed", game, day)
+                raise
+            # A crashed or missing solver worker: the first candidate, unproven, no par.
+            log.exception("choosing the %s challenge of %s failed; using its first candidate", game, day)
+            deal, par = await self.fallback(game, day)
         record = await self.store.daily_challenge(game, day.isoformat(), deal, self.wall_clock(), par=par)
         self.chosen += 1
         event(log, "daily_chosen", game=game, day=day.isoformat(), deal=record.deal_number, par=record.par)

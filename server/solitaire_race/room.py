@@ -146,10 +146,12 @@ class Room:
         self.leave_grace_s = leave_grace_s
         self.daily = daily  # {"date", "ranked"} for a daily challenge attempt
         self._parse = functools.lru_cache(maxsize=1024)(game.parse_move)  # racers repeat moves
-        # Racers whose progress the others have not been sent yet: progress is coalesced
-        # into one `standings` frame per flush (see flush_progress), the same bytes for the
-        # whole room: a room of 8 costs 8 sends per flush, not 7 per move.
-        self._dirty: dict[int, None] = {}
+        # The progress of each racer with durable moves not yet published, captured when the
+        # caller reports its LogMoves done (``logged``), so standings never show a move that
+        # a crash could still lose. It is coalesced into one `standings` frame per flush,
+        # the same bytes for the whole room: a room of 8 costs 8 sends per flush, not 7 per
+        # move.
+        self._dirty: dict[int, dict[str, Any]] = {}
         self._secret = secret
         self.status = Status.LOBBY
         self.racers: dict[int, Racer] = {}
@@ -362,8 +364,6 @@ class Room:
             "elapsed_ms": at_ms,
         }
         effects.append(Send((racer.id,), reply))
-        if applied:
-            self._dirty[racer.id] = None
         if racer.done and self._all_done():  # only a game that just ended can end the race
             effects += self._close()
         return effects
@@ -372,12 +372,18 @@ class Room:
     def has_pending_progress(self) -> bool:
         return bool(self._dirty)
 
+    def logged(self, effect: LogMoves) -> None:
+        """The caller made ``effect`` durable: the moves in it may now be published."""
+        racer = self.racers.get(effect.player_id)
+        if racer is not None and any(kind == "move" for _, kind, _, _ in effect.entries):
+            self._dirty[racer.id] = self._progress_fields(racer)
+
     def flush_progress(self) -> list[Effect]:
-        """One `standings` message to the room: the progress of every racer who moved since
-        the last flush. The caller flushes every room a few times a second; the end of the
-        race flushes too."""
+        """One `standings` message to the room: the progress of every racer whose moves
+        became durable since the last flush. The caller flushes every room a few times a
+        second."""
         dirty, self._dirty = self._dirty, {}
-        changed = [self._progress_fields(self.racers[pid]) for pid in dirty if pid in self.racers]
+        changed = [fields for pid, fields in dirty.items() if pid in self.racers]
         return [self._to_all({"type": "standings", "racers": changed})] if changed else []
 
     def resign(self, player_id: int, now: float) -> list[Effect]:
@@ -422,7 +428,10 @@ class Room:
         return tuple(out)
 
     def _close(self) -> list[Effect]:
-        effects = self.flush_progress()  # everyone's last moves, before the ranking
+        # Everyone's final progress before the ranking. These effects follow the last
+        # LogMoves, which the caller makes durable first.
+        self._dirty = {}
+        effects: list[Effect] = [self._to_all({"type": "standings", "racers": [self._progress_fields(r) for r in self.racers.values()]})]
         self.status = Status.CLOSING
         self.results = self.ranking()
         return [*effects, SaveResults(self.results)]

@@ -32,6 +32,7 @@ from .store import (
     LeaderboardPage,
     PlayerRecord,
     RaceRecord,
+    RaceStateError,
     ResultRecord,
     Store,
     hash_token,
@@ -535,6 +536,7 @@ class RaceService:
             elif isinstance(effect, LogMoves):
                 # Durable before any message below acknowledges these moves.
                 await self.store.log_moves(room.race_id, effect.player_id, effect.entries)
+                room.logged(effect)
             elif isinstance(effect, SaveResults):
                 await self._save_results(room, effect)
                 await self._run(room, room.results_saved())
@@ -561,7 +563,12 @@ class RaceService:
         ]
         for attempt in range(5):
             try:
-                await self.store.finish_race(room.race_id, finished_at, records)
+                try:
+                    await self.store.finish_race(room.race_id, finished_at, records)
+                except RaceStateError:
+                    # Already finished: an attempt reported failed had in fact committed.
+                    if attempt == 0 or not await self.store.race_results(room.race_id):
+                        raise
                 self.metrics.inc("solitaire_races_finished_total")
                 event(log, "race_finished", race=room.race_id, code=room.code,
                       ranking=[(r.player_id, r.outcome, r.time_ms) for r in effect.results])

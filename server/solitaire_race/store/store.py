@@ -14,11 +14,11 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 from sqlalchemy import Engine, create_engine, delete, event, func, insert, select, update
 from sqlalchemy.engine import URL, Connection, make_url
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import ConnectionPoolEntry, NullPool
@@ -42,6 +42,7 @@ from .records import (
     ResultRecord,
 )
 
+T = TypeVar("T")
 BUSY_TIMEOUT_MS = 5_000
 DEAL_SECRET_SETTING = "deal_secret"
 DEAL_SECRET_BYTES = 32
@@ -263,6 +264,13 @@ class Store:
         self._writer = Writer(writer_engine, MoveLog.__table__, self._observe_commit)  # type: ignore[arg-type]
         self.commit_observer: Any = None  # called with (rows, seconds) after each move-log commit
 
+    async def _write(self, job: Callable[[Session], T]) -> T:
+        """Run a write job on the writer thread; callers see store errors only."""
+        try:
+            return await self._writer.run(job)
+        except SQLAlchemyError as error:  # e.g. "database is locked" past busy_timeout
+            raise StoreError(f"database write failed: {error}") from error
+
     def _observe_commit(self, rows: int, seconds: float) -> None:
         if self.commit_observer is not None:
             self.commit_observer(rows, seconds)
@@ -318,7 +326,7 @@ class Store:
                 raise ConstraintViolation("a player with this token hash already exists") from error
             return _player_record(row)
 
-        return await self._writer.run(write)
+        return await self._write(write)
 
     async def player_by_token_hash(self, token_hash: str) -> PlayerRecord | None:
         async with self._sessions() as session:
@@ -342,7 +350,7 @@ class Store:
 
     async def rename_player(self, player_id: int, name: str) -> None:
         statement = update(Player).where(Player.id == player_id).values(name=_check_name(name))
-        if await self._writer.run(_execute_count(statement)) == 0:
+        if await self._write(_execute_count(statement)) == 0:
             raise NotFound(f"no player {player_id}")
 
     # --- races ----------------------------------------------------------------------
@@ -388,7 +396,7 @@ class Store:
                 return error
             return _race_record(row)
 
-        failure = await self._writer.run(write)
+        failure = await self._write(write)
         if isinstance(failure, RaceRecord):
             return failure
         # Tell a taken code from a bad created_by without parsing driver messages.
@@ -417,7 +425,7 @@ class Store:
                 session.execute(insert(RaceEntry), [{"race_id": race_id, "player_id": p} for p in player_ids])
             session.commit()
 
-        await self._writer.run(write)
+        await self._write(write)
 
     # --- the move log -----------------------------------------------------------------
 
@@ -431,6 +439,8 @@ class Store:
             await self._writer.append_moves(rows)
         except IntegrityError as error:  # a duplicate seq, an unknown race: the whole batch failed
             raise ConstraintViolation(f"cannot log moves of race {race_id}: {error.orig}") from error
+        except SQLAlchemyError as error:
+            raise StoreError(f"cannot log moves of race {race_id}: {error}") from error
 
     async def running_races(self) -> list[RunningRaceRecord]:
         """Every race left running (by a crash or a restart), with its racers and logs."""
@@ -515,7 +525,7 @@ class Store:
             except IntegrityError as error:
                 raise ConstraintViolation(f"cannot store results of race {race_id}: {error.orig}") from error
 
-        await self._writer.run(write)
+        await self._write(write)
 
     async def race_results(self, race_id: int) -> list[ResultRecord]:
         """The race's results ordered by rank (then player id), with player names."""
@@ -550,7 +560,7 @@ class Store:
         # A fresh transaction that starts with its write: in WAL mode a transaction that
         # read first cannot take the write lock once another writer has committed.
         row = DailyChallenge(game=game, date=date, deal_number=deal_number, par=par, created_at=_check_time(now))
-        await self._writer.run(_insert_unless_present(row))  # another process may have made it first
+        await self._write(_insert_unless_present(row))  # another process may have made it first
         found = await self.find_daily_challenge(game, date)
         assert found is not None
         return found
@@ -565,7 +575,7 @@ class Store:
 
         True if it is the first attempt (ranked); False if the player already had one."""
         row = DailyAttempt(game=game, date=date, player_id=player_id, race_id=race_id, started_at=_check_time(now))
-        return await self._writer.run(_insert_unless_present(row))
+        return await self._write(_insert_unless_present(row))
 
     async def ranked_attempt(self, game: str, date: str, player_id: int) -> int | None:
         """The race id of the player's ranked attempt at that challenge, if any."""
@@ -627,7 +637,7 @@ class Store:
         nothing refers to it. Returns False, changing nothing, if the race is missing or
         has started; a started race is ended with finish_race instead."""
         statement = delete(Race).where(Race.id == race_id, Race.status == "open")
-        return bool(await self._writer.run(_execute_count(statement)))
+        return bool(await self._write(_execute_count(statement)))
 
     # --- server settings ------------------------------------------------------------
 
@@ -637,7 +647,7 @@ class Store:
         stored = await self._setting(DEAL_SECRET_SETTING)
         if stored is None:
             fresh = Setting(name=DEAL_SECRET_SETTING, value=secrets.token_hex(DEAL_SECRET_BYTES))
-            await self._writer.run(_insert_unless_present(fresh))  # or another process's is used
+            await self._write(_insert_unless_present(fresh))  # or another process's is used
             stored = await self._setting(DEAL_SECRET_SETTING)
             if stored is None:
                 raise StoreError("the deal secret could not be stored")

@@ -48,7 +48,8 @@ class Writer:
     async def run(self, job: Callable[[Session], T]) -> T:
         """Run ``job(session)`` on the writer thread and return what it returns (or raise
         what it raises). The job commits; if it raises, its transaction is rolled back.
-        It must not touch the event loop, and should return plain data, not ORM rows."""
+        It must not touch the event loop, and should return plain data, not ORM rows.
+        Once queued, a job runs even if the caller stops waiting for it."""
         return await self._submit(job)  # type: ignore[no-any-return]
 
     async def append_moves(self, rows: Sequence[dict[str, Any]]) -> None:
@@ -86,8 +87,6 @@ class Writer:
     def _work(self, items: list[list[dict[str, Any]] | Job]) -> tuple[list[tuple[bool, Any]], list[tuple[int, float]]]:
         """Every queued item in order: (ok, result or exception) each, and (rows, seconds)
         per move-log commit."""
-        if self._conn is None:
-            self._conn = self._engine.connect()
         outcomes: list[tuple[bool, Any]] = []
         commits: list[tuple[int, float]] = []
         i = 0
@@ -102,20 +101,32 @@ class Writer:
             rows = [row for moves in items[i:j] for row in moves]  # type: ignore[union-attr]
             started = time.perf_counter()
             outcome = self._append(rows)
-            commits.append((len(rows), time.perf_counter() - started))
+            if outcome[0]:  # metrics count commits, not attempts
+                commits.append((len(rows), time.perf_counter() - started))
             outcomes += [outcome] * (j - i)  # every waiter of the batch learns its fate
             i = j
         return outcomes, commits
 
+    def _connection(self) -> Connection:
+        if self._conn is None:
+            self._conn = self._engine.connect()
+        return self._conn
+
+    def _failed(self, exc: Exception) -> tuple[bool, Any]:
+        # A connection broken by the error (disk I/O, closed file) is replaced for the next item.
+        if self._conn is not None and (self._conn.invalidated or self._conn.closed):
+            self._conn = None
+        return False, exc
+
     def _append(self, rows: list[dict[str, Any]]) -> tuple[bool, Any]:
-        assert self._conn is not None
         try:
-            with self._conn.begin():
+            conn = self._connection()
+            with conn.begin():
                 for start in range(0, len(rows), ROWS_PER_STATEMENT):
                     chunk = rows[start : start + ROWS_PER_STATEMENT]
-                    self._conn.exec_driver_sql(self._insert_sql(len(chunk)), tuple(r[c] for r in chunk for c in self._columns))
+                    conn.exec_driver_sql(self._insert_sql(len(chunk)), tuple(r[c] for r in chunk for c in self._columns))
         except Exception as exc:
-            return False, exc
+            return self._failed(exc)
         return True, None
 
     @functools.lru_cache(maxsize=ROWS_PER_STATEMENT)  # noqa: B019 - one writer per store
@@ -127,14 +138,18 @@ class Writer:
         return f"INSERT INTO {self._move_table.name} ({', '.join(self._columns)}) VALUES {', '.join([row] * count)}"
 
     def _job(self, job: Job) -> tuple[bool, Any]:
-        assert self._conn is not None
-        # expire_on_commit=False: a job builds its records from rows after committing.
-        with Session(bind=self._conn, expire_on_commit=False) as session:
-            try:
-                return True, job(session)
-            except BaseException as exc:
-                session.rollback()
-                return False, exc
+        # Every failure, even in rollback or close, is this job's alone: the items before
+        # it in the batch are committed and must be reported so.
+        try:
+            # expire_on_commit=False: a job builds its records from rows after committing.
+            with Session(bind=self._connection(), expire_on_commit=False) as session:
+                try:
+                    return True, job(session)
+                except Exception:
+                    session.rollback()
+                    raise
+        except Exception as exc:
+            return self._failed(exc)
 
     # --- shutdown ---------------------------------------------------------------------
 
