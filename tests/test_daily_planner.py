@@ -7,7 +7,9 @@ on a real SQLite file; the rest of the suite runs with the solver off (conftest.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+from collections.abc import AsyncIterator
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -137,39 +139,38 @@ async def test_listing_shows_games_still_being_prepared(tmp_path: Path) -> None:
         await app.stop()
 
 
-async def test_a_failing_solver_falls_back_to_the_first_candidate(tmp_path: Path) -> None:
+@contextlib.asynccontextmanager
+async def failing_planner(tmp_path: Path, error: Exception) -> AsyncIterator[tuple[DailyPlanner, Store]]:
+    """A planner for Clock whose solver always fails with ``error``, falling back as the
+    server's does."""
     store = await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'daily.sqlite3'}")
 
-    async def broken(game_id: str, day: date) -> tuple[int, int | None]:
-        raise RuntimeError("daily solver for clock exited with -9")
+    async def failing(game_id: str, day: date) -> tuple[int, int | None]:
+        raise error
 
-    planner = DailyPlanner(store, ["clock"], broken, WallClock(EVENING), fallback=first_candidate(SECRET))
+    planner = DailyPlanner(store, ["clock"], failing, WallClock(EVENING), fallback=first_candidate(SECRET))
     try:
-        challenge = await planner.challenge("clock", date(2026, 11, 21))
-        assert challenge.deal_number == daily_deal_number(SECRET, "clock", date(2026, 11, 21)) and challenge.par is None
-        assert await store.find_daily_challenge("clock", "2026-11-21") == challenge  # stored: asked once a day
+        yield planner, store
     finally:
         await planner.close()
         await store.close()
 
 
+async def test_a_failing_solver_falls_back_to_the_first_candidate(tmp_path: Path) -> None:
+    async with failing_planner(tmp_path, RuntimeError("daily solver for clock exited with 1")) as (planner, store):
+        challenge = await planner.challenge("clock", date(2026, 11, 21))
+        assert challenge.deal_number == daily_deal_number(SECRET, "clock", date(2026, 11, 21)) and challenge.par is None
+        assert await store.find_daily_challenge("clock", "2026-11-21") == challenge  # stored: asked once a day
+
+
 async def test_a_killed_worker_settles_nothing_and_a_failure_lists_as_preparing(tmp_path: Path) -> None:
-    store = await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'daily.sqlite3'}")
-
-    async def killed(game_id: str, day: date) -> tuple[int, int | None]:
-        raise WorkerKilled("daily solver for clock killed by signal 15")
-
-    planner = DailyPlanner(store, ["clock"], killed, WallClock(EVENING), fallback=first_candidate(SECRET))
-    try:
+    async with failing_planner(tmp_path, WorkerKilled("daily solver for clock killed by signal 15")) as (planner, store):
         # Stopped by a signal (the server is stopping): no unproven deal is settled for the day.
         with pytest.raises(WorkerKilled):
             await planner.challenge("clock", date(2026, 11, 21))
         assert await store.find_daily_challenge("clock", "2026-11-21") is None
         # A listing does not fail with it: the game shows as still being prepared.
         assert await planner.ready(["clock"], date(2026, 11, 21), 1.0) == {"clock": None}
-    finally:
-        await planner.close()
-        await store.close()
 
 
 async def test_stopping_does_not_wait_for_a_daily_deal_being_chosen(tmp_path: Path) -> None:
