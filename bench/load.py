@@ -10,7 +10,10 @@ each pinned to CPU 0, are driven by the same **load generator** pinned to CPU 1,
 and **paced** (2 moves per second per racer, each racer on a fixed grid with the phases
 spread evenly over the half second, for both servers). Racers play real games: each computes its
 moves from the view the server sent it (Persian Patience, home moves first, then builds),
-one at a time, and checks every answer; rooms race again when a race ends.
+one at a time, and checks every answer; rooms race again when a race ends. With
+``--player solver`` the racers instead follow a winning line of their deal, found before
+the race (about 100 moves: games last as long as people's, so no room restarts within a
+case; a deal without a line found in 20,000 nodes is played the naive way).
 Against the echo server the same racers send the same move messages and get them back.
 
 Prints per case: moves (or messages) per second, p50/p99/max round trip, server CPU use,
@@ -50,6 +53,7 @@ from typing import Any
 import msgspec
 
 GAME = "persian-patience"
+SECRET = "bench"  # the race server's deal secret here: a solver player deals the same cards
 MOVES_PER_GAME = 300  # a racer resigns after this many moves
 
 
@@ -235,7 +239,7 @@ class Player:
     are not pointless shuttles. One move at a time, so no racer computes a whole game
     up front while the others wait."""
 
-    def __init__(self, view: dict[str, Any], rng: random.Random) -> None:
+    def __init__(self, view: dict[str, Any], rng: random.Random, line: list[str] | None = None) -> None:
         from solitaire_race.client.known import known_state
         from solitaire_race.engine import Kind, get_game
 
@@ -243,9 +247,12 @@ class Player:
         self.state = known_state(view)
         self.rng = rng
         self.home, self.build = Kind.HOME, Kind.BUILD
+        self.line = list(line or ())  # a winning line to follow (``--player solver``)
 
     def next_move(self) -> Any:
         game, state = self.game, self.state
+        if self.line:
+            return game.parse_move(self.line.pop(0))
         legal = game.legal_moves(state)
         if not legal:
             return None
@@ -273,22 +280,38 @@ class Pacer:
             await asyncio.sleep(max(0.0, self.epoch + self.phase + k * self.interval - now))
 
 
-async def set_up_race(racers: list[Racer]) -> None:
-    """Create a race, have everyone join, start it."""
+async def set_up_race(racers: list[Racer]) -> int:
+    """Create a race, have everyone join, start it; its deal number."""
     host, guests = racers[0], racers[1:]
     room = await host.request({"type": "create_race", "game": GAME})
     code = room.race["code"]
     for guest in guests:
         await guest.request({"type": "join_race", "code": code})
     await host.request({"type": "start_race"})
+    return int(room.race["deal"])
 
 
-async def race_room(racers: list[Racer], pacers: list[Pacer], stats: Stats, deadline: float, rng: random.Random) -> None:
-    """Play the race set up before, then race again and again until the deadline."""
+def winning_line(deal: int) -> list[str] | None:
+    """``--player solver``: a winning line of the deal, as a person who plays it through
+    would (games of ~100 moves instead of the naive player's ~15), or None."""
+    from solitaire_race.engine import get_game
+    from solitaire_race.solver import solve
+
+    game = get_game(GAME)
+    result = solve(game, game.deal(deal, SECRET.encode()), node_budget=20_000, time_budget_s=0.5, shorten_budget=0)
+    return list(result.moves) if result.moves else None
+
+
+async def race_room(
+    racers: list[Racer], pacers: list[Pacer], stats: Stats, deadline: float, rng: random.Random,
+    line: list[str] | None, solver: bool,
+) -> None:
+    """Play the race set up before (following ``line`` if given), then race again and again
+    until the deadline."""
     while True:
         async def play(racer: Racer, pacer: Pacer) -> None:
             started = await racer.wait(lambda r: r.type == "race_started")
-            player = Player(started.view, rng)
+            player = Player(started.view, rng, line)
             await pacer.wait()
             for _ in range(MOVES_PER_GAME):
                 move = player.next_move()
@@ -315,7 +338,8 @@ async def race_room(racers: list[Racer], pacers: list[Pacer], stats: Stats, dead
         stats.races_finished += 1
         if time.perf_counter() >= deadline - 0.5:
             return
-        await set_up_race(racers)
+        deal = await set_up_race(racers)
+        line = winning_line(deal) if solver else None
 
 
 async def echo_racer(racer: Racer, pacer: Pacer, stats: Stats, deadline: float) -> None:
@@ -330,7 +354,9 @@ async def echo_racer(racer: Racer, pacer: Pacer, stats: Stats, deadline: float) 
         await pacer.wait()
 
 
-async def generate(url: str, kind: str, racers: int, room_size: int, seconds: float, rate: float | None, warmup: float = 1.0) -> dict[str, Any]:
+async def generate(
+    url: str, kind: str, racers: int, room_size: int, seconds: float, rate: float | None, player: str = "naive", warmup: float = 1.0
+) -> dict[str, Any]:
     stats = Stats()
     rng = random.Random(42)
     clients: list[Racer] = []
@@ -343,8 +369,10 @@ async def generate(url: str, kind: str, racers: int, room_size: int, seconds: fl
         clients.append(racer)
     interval = 1.0 / rate if rate else None
     rooms = [clients[i : i + room_size] for i in range(0, racers, room_size)]
+    lines: list[list[str] | None] = []
     if kind == "race":  # every room's first race is ready before the clock starts
-        await asyncio.gather(*(set_up_race(r) for r in rooms))
+        deals = await asyncio.gather(*(set_up_race(r) for r in rooms))
+        lines = [winning_line(d) if player == "solver" else None for d in deals]
     now = time.perf_counter()
     stats.window = (now + warmup, now + warmup + seconds)
     deadline = stats.window[1]
@@ -352,7 +380,10 @@ async def generate(url: str, kind: str, racers: int, room_size: int, seconds: fl
     pacers = [Pacer(now, interval, (interval or 0) * i / racers) for i in range(racers)]
     if kind == "race":
         await asyncio.gather(
-            *(race_room(r, pacers[j * room_size : (j + 1) * room_size], stats, deadline, random.Random(j)) for j, r in enumerate(rooms))
+            *(
+                race_room(r, pacers[j * room_size : (j + 1) * room_size], stats, deadline, random.Random(j), lines[j], player == "solver")
+                for j, r in enumerate(rooms)
+            )
         )
     else:
         await asyncio.gather(*(echo_racer(r, p, stats, deadline) for r, p in zip(clients, pacers)))
@@ -410,7 +441,7 @@ def start_server(kind: str, db: Path) -> tuple[subprocess.Popen[str], str]:
         cmd = [sys.executable, __file__, "echo-server"]
     else:
         cmd = [sys.executable, "-m", "solitaire_race.cli", "serve", "--port", "0", "--db", f"sqlite+aiosqlite:///{db}",
-               "--secret", "bench", "--countdown", "0", "--rate-limit", "0", "--daily-solver-nodes", "0"]
+               "--secret", SECRET, "--countdown", "0", "--rate-limit", "0", "--daily-solver-nodes", "0"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
                             preexec_fn=lambda: (os.sched_setaffinity(0, {0}), raise_fd_limit()))
     for _ in range(200):
@@ -434,8 +465,10 @@ def warm_up(url: str) -> None:
     asyncio.run(once())
 
 
-def run_case(kind: str, url: str, server: subprocess.Popen[str], racers: int, room: int, seconds: float, rate: float | None) -> dict[str, Any]:
-    args = [sys.executable, __file__, "generate", url, kind, str(racers), str(room), str(seconds), str(rate or 0)]
+def run_case(
+    kind: str, url: str, server: subprocess.Popen[str], racers: int, room: int, seconds: float, rate: float | None, player: str = "naive"
+) -> dict[str, Any]:
+    args = [sys.executable, __file__, "generate", url, kind, str(racers), str(room), str(seconds), str(rate or 0), player]
     gen = subprocess.Popen(args, stdout=subprocess.PIPE, text=True, preexec_fn=lambda: (os.sched_setaffinity(0, {1}), raise_fd_limit()))
     idle_rss = rss_bytes(server.pid)
     assert gen.stdout is not None
@@ -460,6 +493,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--rooms", default="2,8")
     parser.add_argument("--seconds", type=float, default=6.0)
     parser.add_argument("--modes", default="saturation,2", help="saturation and/or a fixed rate in moves/s per racer")
+    parser.add_argument(
+        "--player", choices=("naive", "solver"), default="naive",
+        help="naive: home moves first, then builds (stuck within seconds: rooms restart often); "
+        "solver: racers follow a winning line of the deal (~100-move games, as people play them)",
+    )
     parser.add_argument("--json", help="write the figures to this file")
     args = parser.parse_args(argv)
     modes = [("saturation", None) if m == "saturation" else (f"{m} moves/s", float(m)) for m in args.modes.split(",")]
@@ -474,7 +512,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     server, url = start_server(kind, Path(tmp) / "load.sqlite3")
                     try:
                         warm_up(url)
-                        row[kind] = run_case(kind, url, server, racers, room, args.seconds, rate)
+                        row[kind] = run_case(kind, url, server, racers, room, args.seconds, rate, args.player)
                     finally:
                         server.send_signal(signal.SIGTERM)
                         server.wait(timeout=30)
@@ -499,6 +537,7 @@ if __name__ == "__main__":
         asyncio.run(echo_server())
     elif len(sys.argv) > 1 and sys.argv[1] == "generate":
         url, kind, racers, room, seconds, rate = sys.argv[2:8]
-        print(json.dumps(asyncio.run(generate(url, kind, int(racers), int(room), float(seconds), float(rate) or None))))
+        player = sys.argv[8] if len(sys.argv) > 8 else "naive"
+        print(json.dumps(asyncio.run(generate(url, kind, int(racers), int(room), float(seconds), float(rate) or None, player))))
     else:
         main()
