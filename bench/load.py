@@ -399,6 +399,7 @@ async def generate(
         "p50_us": pct(0.50), "p99_us": pct(0.99), "max_us": rtts[-1] * 1e6 if rtts else float("nan"),
         "samples": len(rtts), "errors": stats.errors[:20], "error_count": len(stats.errors),
         "races_finished": stats.races_finished,
+        "lines": sum(line is not None for line in lines),  # first races with a winning line (--player solver)
     }
 
 

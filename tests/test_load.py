@@ -50,6 +50,22 @@ async def test_fifty_racers_play_whole_races(open_app: App, room: int) -> None:
     assert logged >= result["samples"]  # every acknowledged move is in the durable log
 
 
+async def test_solver_players_follow_winning_lines_to_wins(tmp_path: Path) -> None:
+    # The generator deals with the bench server's secret to find its lines.
+    app = await App.start(make_config(tmp_path, secret=load.SECRET, countdown_s=0, rate_per_s=1e12, rate_burst=10**9))
+    try:
+        # Six rooms on random deals: the solver finds a line for about 70% of them.
+        result: dict[str, Any] = await load.generate(app.ws_url, "race", 48, 8, seconds=3.0, rate=None, player="solver", warmup=0.2)
+    finally:
+        await app.stop()
+    assert result["error_count"] == 0, result["errors"]  # every move of every line accepted
+    assert result["lines"] >= 1
+    db = Path(app.config.db_url.split("///", 1)[1])
+    with sqlite3.connect(db) as conn:
+        won = conn.execute("SELECT count(*) FROM results WHERE outcome = 'won'").fetchone()[0]
+    assert won >= 8  # a room with a line played it through: all 8 racers won
+
+
 async def test_the_echo_baseline_gets_every_message_back() -> None:
     from websockets.asyncio.server import serve
 
