@@ -9,11 +9,23 @@ const RANKS = "A23456789TJQK";
 export const rankValue = (code) => RANKS.indexOf(code[0]) + 1;
 
 /** Pile id "p7" → 7 (the notation's 1-based number), or null. */
-export const pileNumber = (id) => (/^p\d+$/.test(id) ? Number(id.slice(1)) : null);
+const pileNumber = (id) => (/^p\d+$/.test(id) ? Number(id.slice(1)) : null);
+
+/** The pile games' notation ("3>f", "3>7") for a card moved from pile src to dst, or null. */
+export function pileMoveFor(src, dst) {
+  const from = pileNumber(src);
+  if (from === null) return null;
+  if (dst === "f") return `${from}>f`;
+  const to = pileNumber(dst);
+  return to === null || to === from ? null : `${from}>${to}`;
+}
+
+/** The pile games' move sending pile src's card home, or null. */
+export const pileHomeFor = (src) => pileMoveFor(src, "f");
 
 /**
  * Where a move of the pile games' notation ("3>f", "3>7", "r") starts and ends, as the ids
- * moveFor takes (the inverse of moveFor), so that a hint can be shown on the board. A move
+ * pileMoveFor takes (its inverse), so that a hint can be shown on the board. A move
  * without a place (the redeal) names its button instead; null for anything else.
  */
 export function pileMoveZones(move) {

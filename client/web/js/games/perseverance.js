@@ -2,7 +2,7 @@
 // foundations, and the redeal button. Notation: "3>f", "3>7", "r" (docs/games/perseverance.md).
 import { card, fan } from "../cards.js";
 import { h } from "../util.js";
-import { pileMoveZones, pileNumber, rankValue, suitFoundations } from "./common.js";
+import { pileHomeFor, pileMoveFor, pileMoveZones, rankValue, suitFoundations } from "./common.js";
 
 function make({ runs }) {
   return {
@@ -32,17 +32,8 @@ function make({ runs }) {
         h("div", { class: "tableau twelve" }, piles),
       );
     },
-    moveFor(src, dst) {
-      const from = pileNumber(src);
-      if (from === null) return null;
-      if (dst === "f") return `${from}>f`;
-      const to = pileNumber(dst);
-      return to === null || to === from ? null : `${from}>${to}`;
-    },
-    homeFor(src) {
-      const from = pileNumber(src);
-      return from === null ? null : `${from}>f`;
-    },
+    moveFor: pileMoveFor,
+    homeFor: pileHomeFor,
     zonesOf: pileMoveZones,
     progress(view) {
       return view.foundations.reduce((sum, top) => sum + (top ? rankValue(top) : 0), 0);

@@ -2,7 +2,7 @@
 // Notation: "3>f", "3>5", "r" (docs/games/persian-patience.md).
 import { card, fan, slot, SUIT_SYMBOLS } from "../cards.js";
 import { h } from "../util.js";
-import { pileMoveZones, pileNumber, SUITS } from "./common.js";
+import { pileHomeFor, pileMoveFor, pileMoveZones, SUITS } from "./common.js";
 
 const ORDER = "A789TJQK"; // this game's ranks, low to high
 
@@ -31,17 +31,8 @@ export const persian = {
       h("div", { class: "tableau eight" }, piles),
     );
   },
-  moveFor(src, dst) {
-    const from = pileNumber(src);
-    if (from === null) return null;
-    if (dst === "f") return `${from}>f`;
-    const to = pileNumber(dst);
-    return to === null || to === from ? null : `${from}>${to}`;
-  },
-  homeFor(src) {
-    const from = pileNumber(src);
-    return from === null ? null : `${from}>f`;
-  },
+  moveFor: pileMoveFor,
+  homeFor: pileHomeFor,
   zonesOf: pileMoveZones,
   progress(view) {
     return view.foundations.reduce((sum, top) => sum + (top ? ORDER.indexOf(top[0]) + 1 : 0), 0);
