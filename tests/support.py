@@ -4,6 +4,7 @@ deal chooser that holds one game back."""
 from __future__ import annotations
 
 import asyncio
+import random
 from datetime import date
 from functools import lru_cache
 from typing import Any
@@ -27,6 +28,22 @@ def held_back_chooser(secret: bytes, gate: asyncio.Event, held: str = "patriarch
         return await plain(game_id, day)
 
     return choose
+
+
+def random_playout(game_id: str, secret: bytes, deals: int, steps: int, seed: int) -> list[Any]:
+    """Every position along random games of deals 0..deals-1 (a fixed seed: the same each run)."""
+    game = get_game(game_id)
+    rng = random.Random(seed)
+    states = []
+    for deal in range(deals):
+        state = game.deal(deal, secret)
+        for _ in range(steps):
+            states.append(state)
+            moves = game.legal_moves(state)
+            if not moves:
+                break
+            state = game.apply(state, rng.choice(moves))
+    return states
 
 
 SMALL_DAILY_NODES = 5_000  # enough for the games the tests solve; keeps the tests quick

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import random
 import sys
 from collections.abc import AsyncIterator
 from functools import lru_cache
@@ -21,24 +20,14 @@ from solitaire_race.client.known import home_chain, known_state, legal_moves
 from solitaire_race.engine import Kind, Outcome, all_games, get_game
 
 from .conftest import TEST_SECRET, make_config
+from .support import random_playout
 
 SECRET = TEST_SECRET.encode()
 GAMES = sorted(all_games())
 
 
 def playout_states(game_id: str, deals: int = 4, steps: int = 150) -> list[Any]:
-    game = get_game(game_id)
-    rng = random.Random(11)
-    states = []
-    for deal in range(deals):
-        state = game.deal(deal, SECRET)
-        for _ in range(steps):
-            states.append(state)
-            moves = game.legal_moves(state)
-            if not moves:
-                break
-            state = game.apply(state, rng.choice(moves))
-    return states
+    return random_playout(game_id, SECRET, deals, steps, seed=11)
 
 
 # --- what a view tells -----------------------------------------------------------------------

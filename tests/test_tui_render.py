@@ -3,7 +3,6 @@ text, from the views of real deals."""
 
 from __future__ import annotations
 
-import random
 import re
 from collections import Counter
 from typing import Any
@@ -25,6 +24,7 @@ from solitaire_race.tui.render import (
 )
 
 from .conftest import TEST_SECRET
+from .support import random_playout
 
 SECRET = TEST_SECRET.encode()
 LABEL = re.compile(r"(10|[A2-9JQK])([♠♥♦♣])")
@@ -42,17 +42,7 @@ def view_after(game_id: str, deal: int, moves: list[str] | tuple[str, ...] = ())
 def random_views(game_id: str, deals: int = 3, steps: int = 120) -> list[dict[str, Any]]:
     """Views along random games (every position, so the layouts change a lot)."""
     game = get_game(game_id)
-    rng = random.Random(7)
-    views = []
-    for deal in range(deals):
-        state = game.deal(deal, SECRET)
-        for _ in range(steps):
-            views.append(game.view(state))
-            moves = game.legal_moves(state)
-            if not moves:
-                break
-            state = game.apply(state, rng.choice(moves))
-    return views
+    return [game.view(state) for state in random_playout(game_id, SECRET, deals, steps, seed=7)]
 
 
 def shown_cards(view: dict[str, Any]) -> Counter[str]:
