@@ -272,18 +272,17 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     if args.daily:
         day = (datetime.now(timezone.utc).date() if args.daily == "today" else parse_day(args.daily)).isoformat()
 
-    async def fetch() -> tuple[Any, int | None]:
+    async def fetch() -> Any:
         store = await Store.open(_db_url(args.db))
         try:
-            page = await store.leaderboard(
+            return await store.leaderboard(
                 board, game.id, deal=args.deal, date=day, min_games=args.min_games, page=args.page, page_size=args.page_size
             )
-            challenge = await store.find_daily_challenge(game.id, day) if day else None
-            return page, challenge.par if challenge else None
         finally:
             await store.close()
 
-    page, par = asyncio.run(fetch())
+    page = asyncio.run(fetch())
+    par = page.par
     what = {"daily": f"daily challenge of {day}", "deal": f"deal {args.deal}", "fastest": "fastest wins",
             "wins": "most wins", "win_rate": f"win rate (at least {args.min_games} games)"}[board]
     print(render_board(page, f"{game.name}: {what}" + (f" (par {par} moves)" if par is not None else ""), par))

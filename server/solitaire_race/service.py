@@ -418,15 +418,15 @@ class RaceService:
         if day == today:
             # Only on a fresh database are today's deals still being chosen: list those as
             # preparing rather than keep the lobby waiting for the solver.
-            ready = await self.planner.ready(list(self.games), today, DAILY_LIST_WAIT_S)
-            challenges = [c if c is not None else g for g, c in ready.items()]
+            challenges: dict[str, DailyChallengeRecord | None] = await self.planner.ready(
+                list(self.games), today, DAILY_LIST_WAIT_S
+            )
         else:
-            challenges = list(await self.store.daily_challenges(day.isoformat()))
+            challenges = {c.game: c for c in await self.store.daily_challenges(day.isoformat())}
         out = []
-        for c in challenges:
-            game = c if isinstance(c, str) else c.game
+        for game, c in challenges.items():
             item: dict[str, Any] = {"game": game, "name": self.games[game].name if game in self.games else game}
-            if isinstance(c, str):
+            if c is None:
                 item.update(deal=None, par=None, preparing=True)
             else:
                 item.update(deal=c.deal_number, par=c.par)
@@ -474,11 +474,7 @@ class RaceService:
             board, game, deal=deal if board == "deal" else None, date=day, min_games=min_games,
             page=page, page_size=page_size, viewer=viewer,
         )
-        data = _page_json(result)
-        if day is not None:
-            challenge = await self.store.find_daily_challenge(game, day)
-            data["par"] = challenge.par if challenge else None
-        return data
+        return _page_json(result)
 
     async def _leaderboard(self, session: Session, req: p.Leaderboard) -> None:
         data = await self.leaderboard_data(
@@ -703,6 +699,7 @@ def _page_json(page: LeaderboardPage) -> dict[str, Any]:
         "page": page.page, "page_size": page.page_size, "total": page.total,
         "entries": [_entry_json(e) for e in page.entries],
         "me": _entry_json(page.me) if page.me else None,
+        **({"par": page.par} if page.board == "daily" else {}),  # the protocol has par on daily boards only
     }
 
 

@@ -111,6 +111,7 @@ class LeaderboardPage:
     deal: int | None = None
     date: str | None = None
     min_games: int | None = None
+    par: int | None = None  # daily board: the challenge's par, if known
 
 
 @dataclass(frozen=True, slots=True)

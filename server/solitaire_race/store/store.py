@@ -7,6 +7,7 @@ dataclasses and the exceptions defined here, never SQLAlchemy objects or errors.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 import secrets
@@ -182,6 +183,10 @@ def _split_move_log(text: str) -> tuple[str, ...]:
 
 def _player_record(row: Player) -> PlayerRecord:
     return PlayerRecord(id=row.id, name=row.name, created_at=row.created_at)
+
+
+def _challenge_record(row: DailyChallenge) -> DailyChallengeRecord:
+    return DailyChallengeRecord(game=row.game, date=row.date, deal_number=row.deal_number, par=row.par)
 
 
 def _race_record(row: Race) -> RaceRecord:
@@ -545,7 +550,7 @@ class Store:
         """The stored challenge of ``game`` on ``date``, if it has been chosen."""
         async with self._sessions() as session:
             row = await session.get(DailyChallenge, (game, date))
-            return None if row is None else DailyChallengeRecord(row.game, row.date, row.deal_number, row.par)
+            return None if row is None else _challenge_record(row)
 
     async def daily_challenge(
         self, game: str, date: str, deal_number: int, now: datetime, par: int | None = None
@@ -568,7 +573,7 @@ class Store:
     async def daily_challenges(self, date: str) -> list[DailyChallengeRecord]:
         async with self._sessions() as session:
             rows = await session.scalars(select(DailyChallenge).where(DailyChallenge.date == date).order_by(DailyChallenge.game))
-            return [DailyChallengeRecord(r.game, r.date, r.deal_number, r.par) for r in rows]
+            return [_challenge_record(r) for r in rows]
 
     async def claim_daily_attempt(self, game: str, date: str, player_id: int, race_id: int, now: datetime) -> bool:
         """Make ``race_id`` the player's ranked attempt at the day's ``game`` challenge.
@@ -609,9 +614,13 @@ class Store:
             if board in ("deal", "daily"):
                 if (board == "deal") != (deal is not None) or (board == "daily") != (date is not None):
                     raise ValueError("the deal board needs a deal number; the daily board a date")
-                return await boards.result_board(
+                result = await boards.result_board(
                     session, board=board, game=game, deal=deal, date=date, page=page, page_size=page_size, viewer=viewer
                 )
+                if board == "daily":  # the par, to set beside each entry's moves
+                    challenge = await session.get(DailyChallenge, (game, date))
+                    result = dataclasses.replace(result, par=challenge.par if challenge else None)
+                return result
             return await boards.stats_board(
                 session, board=board, game=game, min_games=min_games, page=page, page_size=page_size, viewer=viewer
             )
