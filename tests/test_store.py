@@ -370,7 +370,7 @@ async def test_writes_queued_together_fail_alone(store: Store) -> None:
     race_id = await new_race(store, created_by=ann)
     await store.mark_race_started(race_id, T0, [ann])
     commits: list[int] = []
-    store.commit_observer = lambda rows, seconds: commits.append(rows)
+    store.commit_observer = lambda rows, seconds, on_loop: commits.append(rows)
     before = store.log_moves(race_id, ann, [(0, "move", "1h", 10)])
     duplicate = store.create_player("ann2", hash_token("token-of-ann"), T0)  # token hash taken
     after = store.log_moves(race_id, ann, [(1, "move", "2-3", 20)])

@@ -55,14 +55,15 @@ class Metrics:
         self.histograms = {name: Histogram() for name in HISTOGRAM_HELP}
 
     def inc(self, name: str, amount: float = 1.0, **labels: str) -> None:
-        self.counters[(name, tuple(sorted(labels.items())))] += amount
+        self.counters[(name, tuple(sorted(labels.items())) if labels else ())] += amount
 
     def gauge(self, name: str, help_text: str, read: Callable[[], Iterable[tuple[dict[str, str], float]]]) -> None:
         self.gauges[name] = (help_text, read)
 
-    def observe_commit(self, rows: int, seconds: float) -> None:
-        """A move-log group commit: its latency and how many moves it carried."""
-        self.inc("solitaire_db_commits_total")
+    def observe_commit(self, rows: int, seconds: float, on_loop: bool = True) -> None:
+        """A move-log group commit: its latency, how many moves it carried, and where it
+        ran (on the event loop, or on the writer thread behind a write job)."""
+        self.inc("solitaire_db_commits_total", on="loop" if on_loop else "writer")
         self.inc("solitaire_db_committed_moves_total", rows)
         self.histograms["solitaire_db_commit_seconds"].observe(seconds)
 
@@ -93,7 +94,7 @@ COUNTER_HELP = {
     "solitaire_errors_total": "Error messages sent, by code.",
     "solitaire_races_finished_total": "Races finished and saved.",
     "solitaire_slow_clients_dropped_total": "Connections dropped because they did not read their messages.",
-    "solitaire_db_commits_total": "Move-log group commits.",
+    "solitaire_db_commits_total": "Move-log group commits, by where they ran (loop, or writer thread).",
     "solitaire_db_committed_moves_total": "Move-log entries committed.",
 }
 

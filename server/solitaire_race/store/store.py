@@ -45,6 +45,7 @@ from .records import (
 
 T = TypeVar("T")
 BUSY_TIMEOUT_MS = 5_000
+MOVE_LOG_COLUMNS = ("race_id", "player_id", "seq", "kind", "text", "at_ms")  # log_moves builds rows in this order
 DEAL_SECRET_SETTING = "deal_secret"
 DEAL_SECRET_BYTES = 32
 
@@ -123,7 +124,8 @@ def make_writer_engine(url: str | URL) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite" or _sqlite_file(parsed) is None:
         raise ValueError(f"the store needs a SQLite database file, not {parsed.render_as_string(hide_password=True)!r}")
-    engine = create_engine(parsed.set(drivername="sqlite"), poolclass=NullPool)
+    # Used from the writer thread and, for move-log appends, the event loop: never both at once.
+    engine = create_engine(parsed.set(drivername="sqlite"), poolclass=NullPool, connect_args={"check_same_thread": False})
     event.listen(engine, "connect", _on_sqlite_connect)
     event.listen(engine, "begin", _on_sqlite_begin)
     return engine
@@ -266,8 +268,10 @@ class Store:
         self._engine = engine
         # expire_on_commit=False: rows are turned into records after commit.
         self._sessions = async_sessionmaker(engine, expire_on_commit=False)
-        self._writer = Writer(writer_engine, MoveLog.__table__, self._observe_commit)  # type: ignore[arg-type]
-        self.commit_observer: Any = None  # called with (rows, seconds) after each move-log commit
+        self._writer = Writer(
+            writer_engine, MoveLog.__table__, MOVE_LOG_COLUMNS, self._observe_commit, BUSY_TIMEOUT_MS  # type: ignore[arg-type]
+        )
+        self.commit_observer: Any = None  # called with (rows, seconds, on_loop) after each move-log commit
 
     async def _write(self, job: Callable[[Session], T]) -> T:
         """Run a write job on the writer thread; callers see store errors only."""
@@ -276,9 +280,9 @@ class Store:
         except SQLAlchemyError as error:  # e.g. "database is locked" past busy_timeout
             raise StoreError(f"database write failed: {error}") from error
 
-    def _observe_commit(self, rows: int, seconds: float) -> None:
+    def _observe_commit(self, rows: int, seconds: float, on_loop: bool) -> None:
         if self.commit_observer is not None:
-            self.commit_observer(rows, seconds)
+            self.commit_observer(rows, seconds, on_loop)
 
     @classmethod
     async def open(cls, url: str) -> Self:
@@ -438,8 +442,7 @@ class Store:
         """Append (seq, kind, text, at_ms) entries; returns once they are committed.
 
         Concurrent calls share commits (group commit, ``writer.py``)."""
-        rows = [{"race_id": race_id, "player_id": player_id, "seq": seq, "kind": kind, "text": text, "at_ms": at_ms}
-                for seq, kind, text, at_ms in entries]
+        rows = [(race_id, player_id, seq, kind, text, at_ms) for seq, kind, text, at_ms in entries]  # MOVE_LOG_COLUMNS
         try:
             await self._writer.append_moves(rows)
         except IntegrityError as error:  # a duplicate seq, an unknown race: the whole batch failed

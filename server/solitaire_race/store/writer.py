@@ -1,18 +1,34 @@
-"""The one writer: every write transaction of the store runs here, on one dedicated thread.
+"""The one writer: every write transaction of the store goes through here, one at a time,
+on one SQLite connection.
 
 SQLite has one writer at a time, so writes take turns anyway; the question is what a turn
 costs. Through aiosqlite every statement is a thread hop (BEGIN, each statement, COMMIT),
 and each hop waits for the GIL behind a busy event loop: about a millisecond each under
-load (docs/performance.md). A race's results took a dozen hops and held the write turn
-for 16 ms while every racer's move log waited. Here a write is a plain function run with
-a synchronous Session on the writer thread: one hop, whatever it does.
+load (docs/performance.md). With WAL and synchronous=NORMAL a commit does not fsync: a
+write is CPU work on the page cache, a lone move's commit about 35 µs. So writes run *on
+the event loop itself*, synchronously, where a thread hop would cost more in wake-ups and
+GIL hand-offs than the write:
 
-Move-log appends are grouped (group commit): every accepted move must be durable before
-it is acknowledged, but a commit per move caps throughput at a few thousand per second
-(shared/design/performance.md: 5.9k rows/s with per-row commits, 400k with batches). While
-the thread works, new appends and jobs queue; the next hop takes the whole queue, in order:
-consecutive appends in one transaction, each job in its own. No timer and no added latency
-when the server is idle: a lone move commits at once.
+- A write job (``run``) is a plain function run at once with a synchronous Session.
+- Move-log appends, the hot path, are grouped (group commit): every accepted move must be
+  durable before it is acknowledged, but a commit per move caps throughput (shared/design/
+  performance.md: 5.9k rows/s with per-row commits through SQLAlchemy). Appends made
+  during one turn of the loop are committed together at its next turn, as one multi-row
+  INSERT through the sqlite3 driver.
+
+The loop never waits for a lock: its busy timeout is 0. When another process holds the
+write lock, the write goes to the writer thread, which waits for it (busy_timeout);
+while that hop is in flight every later write queues behind it, and runs on the loop
+once it is done, in order: consecutive appends in one transaction, each job in its own. The connection is shared,
+never concurrently: the loop uses it only while no hop is in flight.
+
+Checkpoints (copying the WAL back into the database file, with fsyncs) would otherwise run
+inside a commit every 1,000 pages and stall it for ~5 ms; here automatic checkpoints are
+off on the writer's connection, and every ``CHECKPOINT_EVERY`` commits a PASSIVE checkpoint
+runs on a second thread and connection, alongside the writes, followed by a short one on
+the writer thread that copies what arrived meanwhile, so that the WAL can start over
+(a checkpoint running alongside continuous writes never lets it: measured, it grew
+without bound).
 """
 
 from __future__ import annotations
@@ -20,113 +36,249 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import functools
+import logging
+import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, Table
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 T = TypeVar("T")
+log = logging.getLogger("solitaire_race.store")
+
 ROWS_PER_STATEMENT = 100  # 600 parameters: far below SQLite's limit (32,766 since 3.32)
+CHECKPOINT_EVERY = 500  # commits: ~1,200 WAL pages of move-log appends
 Job = Callable[[Session], Any]
-# One queued item: move rows to append, or a job; and who waits for it.
-_Item = tuple[list[dict[str, Any]] | Job, "asyncio.Future[Any]"]
+Rows = list[tuple[Any, ...]]
+
+
+class _Checkpoint:
+    """The queued item that checkpoints on the writer's own connection."""
+
+
+CHECKPOINT = _Checkpoint()
+# One queued item: move rows to append, a job, or a checkpoint; and who waits for it.
+_Item = tuple[Rows | Job | _Checkpoint, "asyncio.Future[Any]"]
 
 
 class Writer:
-    def __init__(self, engine: Engine, move_table: Table, on_commit: Callable[[int, float], None] | None = None) -> None:
-        self._engine = engine
+    def __init__(
+        self, engine: Engine, move_table: Table, columns: tuple[str, ...],
+        on_commit: Callable[[int, float, bool], None] | None = None, busy_timeout_ms: int = 5_000,
+    ) -> None:
+        self._engine = engine  # its connections must allow use from more than one thread
         self._move_table = move_table
-        self._columns = [c.name for c in move_table.columns]  # every row has every column
-        self._on_commit = on_commit  # (rows, seconds) after each move-log commit, on the loop: metrics
+        self._columns = columns  # the order of every appended row's values
+        self._on_commit = on_commit  # (rows, seconds, on_loop) after each move-log commit, on the loop: metrics
+        self._busy_timeout_ms = busy_timeout_ms
         self._thread = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="db-writer")
-        self._conn: Connection | None = None  # the thread's own connection, opened there
-        self._queue: list[_Item] = []
-        self._flusher: asyncio.Task[None] | None = None
+        self._conn: Connection | None = None  # the writer's connection, opened on first use
+        self._queue: list[_Item] = []  # for the writer thread's next hop
+        self._flusher: asyncio.Task[None] | None = None  # carries the queue to the thread, hop by hop
+        self._pending: list[tuple[Rows, asyncio.Future[None]]] = []  # appends for the loop's next turn
+        self._commits = 0  # since the last checkpoint
+        self._checkpointer = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="db-checkpoint")
+        self._checkpoint_conn: Connection | None = None
+        self._checkpointing: asyncio.Task[None] | None = None
 
     async def run(self, job: Callable[[Session], T]) -> T:
-        """Run ``job(session)`` on the writer thread and return what it returns (or raise
-        what it raises). The job commits; if it raises, its transaction is rolled back.
-        It must not touch the event loop, and should return plain data, not ORM rows.
-        Once queued, a job runs even if the caller stops waiting for it."""
-        return await self._submit(job)  # type: ignore[no-any-return]
+        """Run ``job(session)`` and return what it returns (or raise what it raises). The
+        job commits; if it raises, its transaction is rolled back. It runs at once on the
+        loop, or on the writer thread while a hop is in flight or another process holds
+        SQLite's write lock; so it must not touch the event loop, and should return plain
+        data, not ORM rows. Once queued, a job runs even if the caller stops waiting."""
+        self._commit_pending()  # appends submitted before this job go first
+        if not self._hop_in_flight():
+            ok, value = self._job(job)
+            if ok or not _is_busy(value):
+                self._count_commits(1)
+                if ok:
+                    return value  # type: ignore[no-any-return]
+                raise value
+        return await self._to_thread(job)  # type: ignore[no-any-return]
 
-    async def append_moves(self, rows: Sequence[dict[str, Any]]) -> None:
-        """Return once ``rows`` are committed to the move log; raise if their batch failed."""
-        await self._submit(list(rows))
+    def append_moves(self, rows: Sequence[tuple[Any, ...]]) -> asyncio.Future[None]:
+        """A future done once ``rows`` (values in the order of ``columns``) are committed
+        to the move log; it raises if their batch failed."""
+        if self._hop_in_flight():
+            return self._to_thread(list(rows))
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[None] = loop.create_future()
+        if not self._pending:
+            loop.call_soon(self._commit_pending)
+        self._pending.append((list(rows), future))
+        return future
 
-    def _submit(self, work: list[dict[str, Any]] | Job) -> asyncio.Future[Any]:
+    def _hop_in_flight(self) -> bool:
+        return self._flusher is not None and not self._flusher.done()
+
+    def _to_thread(self, work: Rows | Job | _Checkpoint) -> asyncio.Future[Any]:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        # Appends waiting for the loop's turn were submitted first: they keep their place.
+        self._queue += self._pending  # type: ignore[arg-type]
+        self._pending = []
         self._queue.append((work, future))
-        if self._flusher is None or self._flusher.done():
+        if not self._hop_in_flight():
             self._flusher = asyncio.create_task(self._flush())
         return future
+
+    # --- on the loop ------------------------------------------------------------------
+
+    def _commit_pending(self) -> None:
+        batch, self._pending = self._pending, []
+        if not batch:  # a job took them to the thread meanwhile
+            return
+        rows = [row for moves, _ in batch for row in moves]
+        started = time.perf_counter()
+        ok, error = self._append(rows)
+        if not ok and _is_busy(error):  # another process holds the write lock: wait on the thread
+            self._queue = [*batch, *self._queue]  # type: ignore[list-item]
+            if not self._hop_in_flight():
+                self._flusher = asyncio.create_task(self._flush())
+            return
+        seconds = time.perf_counter() - started
+        self._settle((item, (ok, error)) for item in batch)  # type: ignore[misc]
+        self._committed([(len(rows), seconds)] if ok else [], on_loop=True)
 
     async def _flush(self) -> None:
         loop = asyncio.get_running_loop()
         while self._queue:
             batch, self._queue = self._queue, []
+            items = [work for work, _ in batch]
             try:
-                outcomes, commits = await loop.run_in_executor(self._thread, self._work, [work for work, _ in batch])
+                outcomes, commits = await loop.run_in_executor(self._thread, self._work, items, self._busy_timeout_ms)
             except Exception as exc:  # the thread itself failed (shut down, out of memory)
                 outcomes, commits = [(False, exc)] * len(batch), []
-            if self._on_commit is not None:
-                for rows, seconds in commits:
-                    self._on_commit(rows, seconds)
-            for (_, future), (ok, value) in zip(batch, outcomes):
-                if future.done():  # the waiter was cancelled
-                    continue
-                if ok:
-                    future.set_result(value)
-                else:
-                    future.set_exception(value)
+            self._settle(zip(batch, outcomes))
+            self._committed(commits, on_loop=False)
+            if not self._queue:
+                return
+            # What queued meanwhile runs here, on the loop, at once: on the thread, a busy
+            # loop made every statement wait for the GIL (hops of 200-300 ms, measured).
+            batch, self._queue = self._queue, []
+            outcomes, commits = self._work([work for work, _ in batch], 0)
+            done = [(item, outcome) for item, outcome in zip(batch, outcomes) if outcome[0] or not _is_busy(outcome[1])]
+            self._settle(done)
+            self._committed(commits, on_loop=True)
+            if len(done) < len(batch):  # the lock was taken again meanwhile: wait on the thread
+                settled = {id(item) for item, _ in done}
+                self._queue = [item for item in batch if id(item) not in settled] + self._queue
 
-    # --- on the writer thread ---------------------------------------------------------
+    @staticmethod
+    def _settle(outcomes: Iterable[tuple[_Item, tuple[bool, Any]]]) -> None:
+        for (_, future), (ok, value) in outcomes:
+            if future.done():  # the waiter was cancelled
+                continue
+            if ok:
+                future.set_result(value)
+            else:
+                future.set_exception(value)
 
-    def _work(self, items: list[list[dict[str, Any]] | Job]) -> tuple[list[tuple[bool, Any]], list[tuple[int, float]]]:
+    def _committed(self, commits: list[tuple[int, float]], on_loop: bool) -> None:
+        # Called after the waiters are told: a failing observer must not leave them hanging.
+        if self._on_commit is not None:
+            for rows, seconds in commits:
+                self._on_commit(rows, seconds, on_loop)
+        self._count_commits(len(commits))
+
+    def _count_commits(self, count: int) -> None:
+        self._commits += count
+        if self._commits >= CHECKPOINT_EVERY and (self._checkpointing is None or self._checkpointing.done()):
+            self._commits = 0
+            self._checkpointing = asyncio.get_running_loop().create_task(self._checkpoint())
+
+    async def _checkpoint(self) -> None:
+        try:
+            await asyncio.get_running_loop().run_in_executor(self._checkpointer, self._checkpoint_alongside)
+            await self._to_thread(CHECKPOINT)
+        except Exception as exc:  # harmless: SQLite checkpoints at the latest when the last connection closes
+            log.warning("WAL checkpoint failed: %s", exc)
+
+    # --- on the writer thread (and, for appends, the loop) -------------------------------
+
+    def _work(
+        self, items: list[Rows | Job | _Checkpoint], busy_timeout_ms: int
+    ) -> tuple[list[tuple[bool, Any]], list[tuple[int, float]]]:
         """Every queued item in order: (ok, result or exception) each, and (rows, seconds)
-        per move-log commit."""
+        per move-log commit. ``busy_timeout_ms``: how long to wait for a lock held by
+        another process (0 on the loop)."""
         outcomes: list[tuple[bool, Any]] = []
         commits: list[tuple[int, float]] = []
-        i = 0
-        while i < len(items):
-            if callable(items[i]):
-                outcomes.append(self._job(items[i]))  # type: ignore[arg-type]
-                i += 1
-                continue
-            j = i
-            while j < len(items) and not callable(items[j]):
-                j += 1
-            rows = [row for moves in items[i:j] for row in moves]  # type: ignore[union-attr]
-            started = time.perf_counter()
-            outcome = self._append(rows)
-            if outcome[0]:  # metrics count commits, not attempts
-                commits.append((len(rows), time.perf_counter() - started))
-            outcomes += [outcome] * (j - i)  # every waiter of the batch learns its fate
-            i = j
+        self._set_busy_timeout(busy_timeout_ms)
+        try:
+            i = 0
+            while i < len(items):
+                item = items[i]
+                if not isinstance(item, list):
+                    outcomes.append(self._checkpoint_here() if item is CHECKPOINT else self._job(item))  # type: ignore[arg-type]
+                    i += 1
+                    continue
+                j = i
+                while j < len(items) and isinstance(items[j], list):
+                    j += 1
+                rows = [row for moves in items[i:j] for row in moves]  # type: ignore[union-attr]
+                started = time.perf_counter()
+                outcome = self._append(rows)
+                if outcome[0]:  # metrics count commits, not attempts
+                    commits.append((len(rows), time.perf_counter() - started))
+                outcomes += [outcome] * (j - i)  # every waiter of the batch learns its fate
+                i = j
+        finally:
+            self._set_busy_timeout(0)  # the loop never waits for a lock: it hands over instead
         return outcomes, commits
 
     def _connection(self) -> Connection:
         if self._conn is None:
             self._conn = self._engine.connect()
+            raw = self._conn.connection.dbapi_connection
+            assert raw is not None
+            raw.execute("PRAGMA wal_autocheckpoint=0")  # checkpoints are ours (module docstring)
+            raw.execute("PRAGMA busy_timeout=0")
         return self._conn
 
-    def _failed(self, exc: Exception) -> tuple[bool, Any]:
-        # A connection broken by the error (disk I/O, closed file) is replaced for the next item.
-        if self._conn is not None and (self._conn.invalidated or self._conn.closed):
-            self._conn = None
-        return False, exc
+    def _raw(self) -> sqlite3.Connection:
+        return self._connection().connection.dbapi_connection  # type: ignore[return-value]
 
-    def _append(self, rows: list[dict[str, Any]]) -> tuple[bool, Any]:
+    def _set_busy_timeout(self, ms: int) -> None:
         try:
-            conn = self._connection()
-            with conn.begin():
+            self._raw().execute(f"PRAGMA busy_timeout={ms}")
+        except sqlite3.Error:
+            self._reset()
+
+    def _reset(self) -> None:
+        # A connection broken by an error (disk I/O, closed file) is replaced for the next item.
+        if self._conn is not None:
+            try:
+                self._conn.invalidate()
+            finally:
+                self._conn = None
+
+    def _append(self, rows: Rows) -> tuple[bool, Any]:
+        """One transaction through the driver itself: SQLAlchemy's Core would add ~110 µs
+        per commit to the ~35 µs SQLite takes (measured)."""
+        sql, params = "BEGIN", ()
+        try:
+            raw = self._raw()
+            raw.execute(sql)
+            try:
                 for start in range(0, len(rows), ROWS_PER_STATEMENT):
                     chunk = rows[start : start + ROWS_PER_STATEMENT]
-                    conn.exec_driver_sql(self._insert_sql(len(chunk)), tuple(r[c] for r in chunk for c in self._columns))
-        except Exception as exc:
-            return self._failed(exc)
+                    sql, params = self._insert_sql(len(chunk)), tuple(value for row in chunk for value in row)
+                    raw.execute(sql, params)
+                sql, params = "COMMIT", ()
+                raw.execute(sql)
+            except BaseException:
+                if raw.in_transaction:
+                    raw.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            if not isinstance(exc, sqlite3.IntegrityError) and not _is_busy(exc):
+                self._reset()
+            # The store sees SQLAlchemy's exception types, whichever path wrote.
+            return False, DBAPIError.instance(sql, params, exc, sqlite3.Error)
         return True, None
 
     @functools.lru_cache(maxsize=ROWS_PER_STATEMENT)  # noqa: B019 - one writer per store
@@ -149,22 +301,53 @@ class Writer:
                     session.rollback()
                     raise
         except Exception as exc:
-            return self._failed(exc)
+            if self._conn is not None and (self._conn.invalidated or self._conn.closed):
+                self._conn = None
+            return False, exc
+
+    def _checkpoint_here(self) -> tuple[bool, Any]:
+        # Copies only the pages written since the checkpoint alongside began, then lets
+        # the next write start the WAL over.
+        try:
+            return True, self._raw().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        except sqlite3.Error as exc:
+            return False, exc
+
+    # --- on the checkpoint thread ---------------------------------------------------------
+
+    def _checkpoint_alongside(self) -> tuple[int, int, int]:
+        if self._checkpoint_conn is None:
+            self._checkpoint_conn = self._engine.connect()
+        raw = self._checkpoint_conn.connection.dbapi_connection
+        assert raw is not None
+        return raw.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()  # type: ignore[no-any-return]
 
     # --- shutdown ---------------------------------------------------------------------
 
     async def drain(self) -> None:
         """Wait until everything submitted so far is committed (or failed)."""
-        while self._flusher is not None and not self._flusher.done():
-            await asyncio.shield(self._flusher)
+        self._commit_pending()
+        while self._hop_in_flight() or (self._checkpointing is not None and not self._checkpointing.done()):
+            if self._checkpointing is not None and not self._checkpointing.done():
+                await asyncio.shield(self._checkpointing)
+            if self._flusher is not None and not self._flusher.done():
+                await asyncio.shield(self._flusher)
 
     async def close(self) -> None:
         await self.drain()
+        loop = asyncio.get_running_loop()
 
-        def shut() -> None:
-            if self._conn is not None:
-                self._conn.close()
-            self._engine.dispose()
+        def shut(conn: Connection | None) -> None:
+            if conn is not None:
+                conn.close()
 
-        await asyncio.get_running_loop().run_in_executor(self._thread, shut)
+        await loop.run_in_executor(self._checkpointer, shut, self._checkpoint_conn)
+        await loop.run_in_executor(self._thread, shut, self._conn)
+        await loop.run_in_executor(self._thread, self._engine.dispose)
+        self._checkpointer.shutdown(wait=True)
         self._thread.shutdown(wait=True)
+
+
+def _is_busy(error: BaseException | None) -> bool:
+    orig = getattr(error, "orig", error)
+    return isinstance(orig, sqlite3.OperationalError) and getattr(orig, "sqlite_errorname", "") in ("SQLITE_BUSY", "SQLITE_LOCKED")

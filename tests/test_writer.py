@@ -1,0 +1,139 @@
+"""The store's one writer (store/writer.py) on real SQLite files: where writes commit (on
+the loop, or on the writer thread while another process holds the lock), that order and
+durability hold on every path, and that the WAL starts over."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.orm import Session
+
+from solitaire_race.store import ConstraintViolation, Store, writer
+from solitaire_race.store.models import MoveLog
+from solitaire_race.store.store import MOVE_LOG_COLUMNS
+
+from .test_store import T0, new_player, new_race, url_for
+
+Commit = tuple[int, bool]  # (rows, on the loop)
+
+
+async def racing_store(tmp_path: Path) -> tuple[Store, int, int, list[Commit]]:
+    store = await Store.open(url_for(tmp_path / "race.sqlite3"))
+    ann = await new_player(store, "ann")
+    race_id = await new_race(store, created_by=ann)
+    await store.mark_race_started(race_id, T0, [ann])
+    commits: list[Commit] = []
+    store.commit_observer = lambda rows, seconds, on_loop: commits.append((rows, on_loop))
+    return store, race_id, ann, commits
+
+
+def logged(path: Path, race_id: int, player_id: int) -> list[int]:
+    """The seqs committed, read by another connection as another process would."""
+    with sqlite3.connect(path) as db:
+        rows = db.execute("SELECT seq FROM move_log WHERE race_id = ? AND player_id = ? ORDER BY seq", (race_id, player_id))
+        return [seq for (seq,) in rows]
+
+
+def test_rows_are_built_in_the_tables_column_order() -> None:
+    assert MOVE_LOG_COLUMNS == tuple(c.name for c in MoveLog.__table__.columns)
+
+
+async def test_appends_of_one_loop_turn_commit_together_on_the_loop(tmp_path: Path) -> None:
+    store, race_id, ann, commits = await racing_store(tmp_path)
+    try:
+        await store.log_moves(race_id, ann, [(0, "move", "1h", 10)])
+        assert logged(tmp_path / "race.sqlite3", race_id, ann) == [0]  # durable once acknowledged
+        await asyncio.gather(*(store.log_moves(race_id, ann, [(seq, "move", "1h", seq)]) for seq in range(1, 6)))
+        assert commits == [(1, True), (5, True)]  # one transaction for the turn's five appends
+    finally:
+        await store.close()
+
+
+def moves_logged(session: Session) -> int:
+    """A write job that reads: what it sees tells when it ran."""
+    return int(session.execute(text("SELECT count(*) FROM move_log")).scalar_one())
+
+
+async def test_a_job_runs_at_once_after_the_appends_submitted_before_it(tmp_path: Path) -> None:
+    store, race_id, ann, commits = await racing_store(tmp_path)
+    try:
+        # In one turn: an append (due at the loop's next turn), then a job: the append goes first.
+        first = asyncio.ensure_future(store.log_moves(race_id, ann, [(0, "move", "1h", 10)]))
+        job = asyncio.ensure_future(store._write(moves_logged))
+        await asyncio.sleep(0)
+        assert job.done() and job.result() == 1  # run in the same turn, on the loop
+        await first
+        assert commits == [(1, True)]
+    finally:
+        await store.close()
+
+
+async def test_a_failing_batch_on_the_loop_fails_alone(tmp_path: Path) -> None:
+    store, race_id, ann, commits = await racing_store(tmp_path)
+    try:
+        await store.log_moves(race_id, ann, [(0, "move", "1h", 10)])
+        with pytest.raises(ConstraintViolation):
+            await store.log_moves(race_id, ann, [(0, "move", "again", 20)])  # duplicate seq
+        await store.log_moves(race_id, ann, [(1, "move", "2-3", 20)])
+        assert logged(tmp_path / "race.sqlite3", race_id, ann) == [0, 1]
+        assert commits == [(1, True), (1, True)]
+    finally:
+        await store.close()
+
+
+async def test_a_lock_held_elsewhere_never_blocks_the_loop(tmp_path: Path) -> None:
+    """Another process holding SQLite's write lock: the loop does not wait for it (its
+    busy timeout is 0); the append waits on the writer thread, and commits when the lock
+    is released; writes submitted meanwhile wait for it, then run in order."""
+    store, race_id, ann, commits = await racing_store(tmp_path)
+    other = sqlite3.connect(tmp_path / "race.sqlite3", isolation_level=None, check_same_thread=False)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        threading.Timer(0.5, other.execute, ("COMMIT",)).start()
+        started = time.monotonic()
+        append = asyncio.ensure_future(store.log_moves(race_id, ann, [(0, "move", "1h", 10)]))
+        ticks = 0
+        while not append.done() and time.monotonic() - started < 10:
+            await asyncio.sleep(0.01)
+            if ticks == 5:  # meanwhile, a job and another append queue behind it, in order
+                job = asyncio.ensure_future(store._write(moves_logged))
+                later = asyncio.ensure_future(store.log_moves(race_id, ann, [(1, "move", "2-3", 20)]))
+            ticks += 1
+        await append
+        assert time.monotonic() - started >= 0.4  # it did wait for the lock...
+        assert ticks >= 10  # ...while the loop kept running
+        assert await job == 1 and await later is None
+        # The append that met the lock committed on the thread; what queued behind it, back
+        # on the loop once that hop was done.
+        assert commits == [(1, False), (1, True)]
+        assert logged(tmp_path / "race.sqlite3", race_id, ann) == [0, 1]
+    finally:
+        other.close()
+        await store.close()
+
+
+async def test_checkpoints_let_the_wal_start_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Automatic checkpoints are off on the writer's connection; the writer's own keep the
+    WAL short. Without them, 300 commits leave some 700 pages in the WAL."""
+    monkeypatch.setattr(writer, "CHECKPOINT_EVERY", 25)
+    store, race_id, ann, commits = await racing_store(tmp_path)
+    try:
+        for seq in range(300):
+            await store.log_moves(race_id, ann, [(seq, "move", "1h", seq)])
+        await store._writer.drain()
+        with sqlite3.connect(tmp_path / "race.sqlite3") as db:
+            (autocheckpoint,) = db.execute("PRAGMA wal_autocheckpoint").fetchone()
+            busy, wal_pages, _ = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        assert autocheckpoint == 1000  # other connections keep SQLite's default
+        assert busy == 0 and 0 < wal_pages < 150
+        assert len(commits) == 300
+        assert sum(on_loop for _, on_loop in commits) > 250  # the rest waited behind a checkpoint
+        assert logged(tmp_path / "race.sqlite3", race_id, ann) == list(range(300))
+    finally:
+        await store.close()
