@@ -321,6 +321,8 @@ async def race_room(
                 player.played(move)
                 sent = time.perf_counter()
                 reply = await racer.request({"type": "move", "moves": [text]})
+                if reply.type == "error" and reply.code in ("game_over", "race_not_running"):
+                    return  # the server found this game stuck a moment after answering its last move
                 stats.record(sent, time.perf_counter())
                 if reply.type != "move_result" or reply.applied != [text]:
                     stats.errors.append(f"{racer.name}: {text}: {reply.type} {reply.rejected or reply.code}")

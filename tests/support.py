@@ -46,6 +46,23 @@ def random_playout(game_id: str, secret: bytes, deals: int, steps: int, seed: in
     return states
 
 
+def searched_line(game_id: str, secret: bytes, deal: int, verdict: Outcome) -> list[str]:
+    """Moves of a random game of ``deal`` (fixed seeds) into a position that only the stuck
+    search decides (``quick_outcome`` None), and decides ``verdict``."""
+    game = get_game(game_id)
+    for seed in range(1_000):
+        rng, state, line = random.Random(seed), game.deal(deal, secret), []
+        for _ in range(400):
+            if game.quick_outcome(state) is None and game.outcome(state) is verdict and line:
+                return line
+            if game.outcome(state) is not Outcome.PLAYING:
+                break
+            move = rng.choice(game.legal_moves(state))
+            line.append(game.format_move(move))
+            state = game.apply(state, move)
+    raise AssertionError(f"no {verdict.value} position found by search in deal {deal} of {game_id}")
+
+
 SMALL_DAILY_NODES = 5_000  # enough for the games the tests solve; keeps the tests quick
 
 

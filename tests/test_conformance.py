@@ -3,7 +3,8 @@
 Random playouts from many deals check, at every step, that: every generated legal move
 applies and round-trips through the notation; every other move in a broad candidate space
 is refused with a readable ``IllegalMove`` and leaves the state unchanged; cards are
-conserved; views are JSON; the end of the game is reported; and replaying the move log
+conserved; views are JSON; the end of the game is reported (the quick verdict and the
+search in slices, as the server runs them, agree with ``outcome``); and replaying the move log
 from the deal reproduces the final state exactly.
 """
 
@@ -63,6 +64,15 @@ def playout(game: Game[Any], deal: int, *, probe_every: int = 20) -> None:
         if game.has_productive_move(state):  # the fast path must never be wrong
             assert any(m.kind in PRODUCTIVE for m in legal), "has_productive_move without one"
         outcome = game.outcome(state)
+        quick = game.quick_outcome(state)
+        if quick is None:  # the server's way: a search in small slices must agree
+            search, sliced = game.stuck_search(state), None
+            for _ in range(game.stuck_search_limit + 1):
+                if (sliced := search.run(7)) is not None:
+                    break
+            assert sliced is outcome, f"sliced search {sliced} against {outcome}"
+        else:
+            assert quick is outcome, f"quick_outcome {quick} against {outcome}"
         if outcome is not Outcome.PLAYING:
             assert outcome is Outcome.STUCK or game.is_won(state)
             break

@@ -6,11 +6,10 @@ from typing import Any
 
 import pytest
 
-from solitaire_race.engine import get_game
-from solitaire_race.engine import IllegalMove
-from solitaire_race.room import LogMoves, Room, RoomError, SaveResults, Send, Status
+from solitaire_race.engine import IllegalMove, Outcome, get_game
+from solitaire_race.room import CheckStuck, LogMoves, Room, RoomError, SaveResults, Send, Status
 
-from .support import winnable_deal
+from .support import searched_line, winnable_deal
 
 SECRET = b"test-secret"
 GAME = "cruel"
@@ -203,6 +202,62 @@ def test_game_over_refuses_further_moves() -> None:
     with pytest.raises(RoomError) as exc:
         room.play(1, ["1>f"], now=6.0)
     assert exc.value.code == "game_over"
+
+
+def play_line(room: Room, player_id: int, line: list[str], now: float) -> list[Any]:
+    """One move at a time, each made durable; the last move's effects."""
+    effects: list[Any] = []
+    for i, text in enumerate(line):
+        effects = durable(room, room.play(player_id, [text], now=now + i * 0.01))
+    return effects
+
+
+def test_a_position_only_a_search_decides_is_answered_at_once_then_checked() -> None:
+    room, _ = running_room()
+    line = searched_line(GAME, SECRET, DEAL, Outcome.STUCK)
+    effects = play_line(room, 1, line, now=5.0)
+    (reply,) = sends(effects, 1, "move_result")
+    assert reply["outcome"] == "playing"  # not yet known: the move is not held up by the search
+    (check,) = [e for e in effects if isinstance(e, CheckStuck)]
+    assert effects.index(check) > effects.index(next(e for e in effects if isinstance(e, Send)))
+    assert (check.player_id, check.moves) == (1, len(line))
+    assert get_game(GAME).outcome(check.state) is Outcome.STUCK
+
+    ended = room.stuck_checked(1, len(line), Outcome.STUCK)
+    (progress,) = sends(ended, 2, "progress")
+    assert sends(ended, 1, "progress") == [progress]  # the racer learns it with everyone
+    last_move_ms = round((5.0 + (len(line) - 1) * 0.01 - 4.0) * 1000)
+    assert (progress["outcome"], progress["time_ms"], progress["moves"]) == ("stuck", last_move_ms, len(line))
+    with pytest.raises(RoomError) as exc:
+        room.play(1, [line[0]], now=9.0)
+    assert exc.value.code == "game_over"
+    assert room.stuck_checked(1, len(line), Outcome.STUCK) == []  # a second verdict changes nothing
+
+    room.resign(2, now=9.0)  # the last game in play ends: the race closes
+    assert room.status is Status.CLOSING
+
+
+def test_a_check_is_moot_once_the_racer_moved_on_or_found_playing() -> None:
+    room, _ = running_room()
+    line = searched_line(GAME, SECRET, DEAL, Outcome.PLAYING)
+    play_line(room, 1, line, now=5.0)
+    game = get_game(GAME)
+    state = room.racers[1].state
+    onward = next(  # a move on that does not itself end the game
+        game.format_move(m) for m in game.legal_moves(state) if game.quick_outcome(game.apply(state, m)) is not Outcome.STUCK
+    )
+    durable(room, room.play(1, [onward], now=6.0))
+    assert room.stuck_checked(1, len(line), Outcome.STUCK) == []  # about the position before
+    assert room.stuck_checked(1, len(line) + 1, Outcome.PLAYING) == []
+    assert not room.racers[1].done
+
+    room2, _ = running_room()
+    line = searched_line(GAME, SECRET, DEAL, Outcome.STUCK)
+    play_line(room2, 2, line, now=5.0)
+    room2.resign(1, now=6.0)
+    closing = room2.stuck_checked(2, len(line), Outcome.STUCK)  # the last game in play ends
+    assert [e for e in closing if isinstance(e, SaveResults)] and room2.status is Status.CLOSING
+    assert {(r.player_id, r.outcome) for r in room2.results} == {(2, "stuck"), (1, "resigned")}
 
 
 def test_time_limit_closes_the_race_unfinished_ranked_by_progress() -> None:

@@ -11,11 +11,11 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 
 from solitaire_race.app import App
-from solitaire_race.engine import get_game
+from solitaire_race.engine import Outcome, get_game
 from solitaire_race.service import CODE_ALPHABET
 
 from .conftest import TEST_SECRET, Client, http_get, make_config
-from .support import winnable_deal
+from .support import searched_line, winnable_deal
 
 GAME = "cruel"
 DEAL, LINE = winnable_deal(GAME, TEST_SECRET.encode())
@@ -143,6 +143,24 @@ async def test_two_players_race_to_the_finish(app: App, clients: Any) -> None:
     assert [(n, rk, o, m) for n, rk, o, m, _, _ in rows] == [("ann", 1, "won", len(LINE)), ("bob", 2, "resigned", 0)]
     assert rows[0][4] == ranking[0]["time_ms"] and rows[0][5].split("\n") == list(LINE)
     assert query(app, "SELECT status, game, deal_number FROM races WHERE code = ?", code) == [("finished", GAME, DEAL)]
+
+
+async def test_a_stuck_game_is_found_after_its_move_is_answered(app: App, clients: Any) -> None:
+    """A position that only a search decides: the move is answered at once ("playing"),
+    the search runs off the move path, and everyone then gets the racer's `progress`."""
+    ann, bob = await clients("ann"), await clients("bob")
+    await make_race(ann, bob)
+    await start(ann, bob)
+    line = searched_line(GAME, TEST_SECRET.encode(), DEAL, Outcome.STUCK)
+    reply = await play(ann, line)
+    assert reply["applied"] == line and reply["outcome"] == "playing"
+    for client in (ann, bob):
+        found = await client.expect(lambda m: m["type"] == "progress" and m["player_id"] == ann.player["id"])
+        assert (found["outcome"], found["moves"]) == ("stuck", len(line)) and found["time_ms"] == reply["elapsed_ms"]
+    assert (await play(ann, [line[0]]))["code"] == "game_over"
+    await bob.request({"type": "resign"})
+    finished = await ann.expect("race_finished")
+    assert [(r["name"], r["outcome"]) for r in finished["ranking"]] == [("ann", "stuck"), ("bob", "resigned")]
 
 
 async def test_eight_players_receive_identical_layouts(app: App, clients: Any) -> None:

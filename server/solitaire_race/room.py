@@ -11,7 +11,10 @@ Every method returns a list of effects for the caller to carry out, in order:
 - ``Send(to, message)``: a protocol message (a dict) for some players;
 - ``SaveResults(results)``: the race is over; persist these results, then call
   ``results_saved()``, which announces the ranking. So nothing is announced before the
-  database has it.
+  database has it;
+- ``CheckStuck(player_id, moves, state)``: only a search can tell whether this racer's
+  position is stuck (``Game.quick_outcome``); run ``Game.stuck_search`` off the move path and
+  report with ``stuck_checked``. The move is answered at once, not after the search.
 Bad requests raise ``RoomError(code, message)`` and change nothing.
 """
 
@@ -85,7 +88,14 @@ class LogMoves:
     entries: tuple[tuple[int, str, str, int], ...]  # (seq, kind, text, at_ms)
 
 
-Effect = Send | SaveResults | LogMoves
+@dataclass(frozen=True, slots=True)
+class CheckStuck:
+    player_id: int
+    moves: int  # the racer's move count at that position: later moves make the check moot
+    state: Any
+
+
+Effect = Send | SaveResults | LogMoves | CheckStuck
 
 
 @dataclass(slots=True)
@@ -100,6 +110,7 @@ class Racer:
     end_ms: int | None = None
     gone_since: float | None = None  # disconnected mid-race at this time
     events: int = 0  # entries in this racer's durable log (the next seq)
+    last_move_ms: int = 0  # when their last move was made (a game found stuck ends then)
 
     def record(self, kind: str, text: str, at_ms: int, count: int = 1) -> tuple[int, str, str, int]:
         entry = (self.events, kind, text, at_ms)
@@ -148,10 +159,11 @@ class Room:
         self._parse = functools.lru_cache(maxsize=1024)(game.parse_move)  # racers repeat moves
         # The progress of each racer with durable moves not yet published, captured when the
         # caller reports its LogMoves done (``logged``), so standings never show a move that
-        # a crash could still lose. It is coalesced into one `standings` frame per flush,
-        # the same bytes for the whole room: a room of 8 costs 8 sends per flush, not 7 per
-        # move.
-        self._dirty: dict[int, dict[str, Any]] = {}
+        # a crash could still lose: the racer's state, moves, outcome and end then (states
+        # are immutable), made into progress only at the flush. It is coalesced into one
+        # `standings` frame per flush, the same bytes for the whole room: a room of 8 costs
+        # 8 sends per flush, not 7 per move.
+        self._dirty: dict[int, tuple[Any, int, str | None, int | None]] = {}
         self._secret = secret
         self.status = Status.LOBBY
         self.racers: dict[int, Racer] = {}
@@ -343,7 +355,7 @@ class Room:
             applied.append(formatted)
             racer.log.append(formatted)
         racer.state = state
-        outcome = game.outcome(state) if applied else Outcome.PLAYING
+        outcome = game.quick_outcome(state) if applied else Outcome.PLAYING
         if outcome is Outcome.WON:
             self._end(racer, "won", now)
         elif outcome is Outcome.STUCK:
@@ -352,6 +364,7 @@ class Room:
         at_ms = self._elapsed_ms(now)
         effects: list[Effect] = []
         if applied:
+            racer.last_move_ms = at_ms
             effects.append(LogMoves(racer.id, tuple(racer.record("move", text, at_ms) for text in applied)))
         reply: dict[str, Any] = {
             "type": "move_result",
@@ -364,7 +377,28 @@ class Room:
             "elapsed_ms": at_ms,
         }
         effects.append(Send((racer.id,), reply))
+        if outcome is None:  # "playing" for now; a search decides (stuck_checked)
+            effects.append(CheckStuck(racer.id, len(racer.log), state))
         if racer.done and self._all_done():  # only a game that just ended can end the race
+            effects += self._close()
+        return effects
+
+    def stuck_checked(self, player_id: int, moves: int, outcome: Outcome) -> list[Effect]:
+        """The search asked for by ``CheckStuck`` found ``outcome``. A stuck game ends at
+        the time of the move that left it so, and everyone is told at once (``progress``),
+        unless the racer has moved since: their newer position has its own check."""
+        racer = self.racers.get(player_id)
+        if (
+            outcome is not Outcome.STUCK or racer is None or racer.done
+            or self.status is not Status.RUNNING or len(racer.log) != moves
+        ):
+            return []
+        racer.outcome = "stuck"
+        racer.gone_since = None
+        racer.end_ms = min(racer.last_move_ms, self.time_limit_s * 1000)
+        self._dirty.pop(racer.id, None)  # told to everyone now, below
+        effects: list[Effect] = [self._to_all(self._progress(racer))]
+        if self._all_done():
             effects += self._close()
         return effects
 
@@ -376,14 +410,14 @@ class Room:
         """The caller made ``effect`` durable: the moves in it may now be published."""
         racer = self.racers.get(effect.player_id)
         if racer is not None and any(kind == "move" for _, kind, _, _ in effect.entries):
-            self._dirty[racer.id] = self._progress_fields(racer)
+            self._dirty[racer.id] = (racer.state, len(racer.log), racer.outcome, racer.end_ms)
 
     def flush_progress(self) -> list[Effect]:
         """One `standings` message to the room: the progress of every racer whose moves
         became durable since the last flush. The caller flushes every room a few times a
         second."""
         dirty, self._dirty = self._dirty, {}
-        changed = [fields for pid, fields in dirty.items() if pid in self.racers]
+        changed = [self._progress_fields(self.racers[pid], *seen) for pid, seen in dirty.items() if pid in self.racers]
         return [self._to_all({"type": "standings", "racers": changed})] if changed else []
 
     def resign(self, player_id: int, now: float) -> list[Effect]:
@@ -445,7 +479,7 @@ class Room:
                 state, applied = replay(self.game, first, r.move_log)
             except ReplayError as exc:
                 raise ValueError(f"race {self.code}: player {r.player_id}'s log does not replay: {exc}") from None
-            won = self.game.outcome(state) is Outcome.WON
+            won = self.game.is_won(state)
             if applied != r.moves or self.game.progress(state).home != r.home or won != (r.outcome == "won"):
                 raise ValueError(f"race {self.code}: player {r.player_id}'s result contradicts its log")
 
@@ -470,16 +504,18 @@ class Room:
     def _progress(self, racer: Racer) -> dict[str, Any]:
         return {"type": "progress", **self._progress_fields(racer)}
 
-    def _progress_fields(self, racer: Racer) -> dict[str, Any]:
-        p = self.game.progress(racer.state) if racer.state is not None else None
+    def _progress_fields(self, racer: Racer, *seen: Any) -> dict[str, Any]:
+        """The racer's progress now, or as ``seen`` by ``logged``."""
+        state, moves, outcome, end_ms = seen or (racer.state, len(racer.log), racer.outcome, racer.end_ms)
+        p = self.game.progress(state) if state is not None else None
         return {
             "player_id": racer.id,
             "name": racer.name,
             "home": p.home if p else 0,
             "total": p.total if p else 0,
-            "moves": len(racer.log),
-            "outcome": racer.outcome or Outcome.PLAYING.value,
-            "time_ms": racer.end_ms,
+            "moves": moves,
+            "outcome": outcome or Outcome.PLAYING.value,
+            "time_ms": end_ms,
         }
 
     def summary(self) -> dict[str, Any]:

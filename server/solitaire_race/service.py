@@ -24,7 +24,8 @@ from .daily_planner import DailyPlanner
 from .engine import Game, all_games
 from . import solver
 from .observe import Metrics, event
-from .room import LogMoves, Room, RoomError, SaveResults, Send, Status
+from .stuck_checks import StuckChecks
+from .room import CheckStuck, LogMoves, Room, RoomError, SaveResults, Send, Status
 from .store import (
     CodeTaken,
     DailyChallengeRecord,
@@ -120,6 +121,8 @@ class RaceService:
         self._timers: dict[str, tuple[float, asyncio.Task[None]]] = {}
         self._started: set[int] = set()  # races whose start is recorded in the store
         self._flusher: asyncio.Task[None] | None = None
+        self._stuck_checks: StuckChecks[Room] = StuckChecks()
+        self._checker: asyncio.Task[None] | None = None  # runs the stuck checks, while there are any
         self._handlers: dict[type, Callable[[Session, Any], Any]] = {
             p.Hello: self._hello,
             p.ListGames: self._list_games,
@@ -536,6 +539,10 @@ class RaceService:
             elif isinstance(effect, SaveResults):
                 await self._save_results(room, effect)
                 await self._run(room, room.results_saved())
+            elif isinstance(effect, CheckStuck):
+                self._stuck_checks.add(room, room.race_id, effect.player_id, effect.moves, room.game, effect.state)
+                if self._checker is None or self._checker.done():
+                    self._checker = asyncio.create_task(self._check_stuck())
         if room.status is Status.RUNNING and room.race_id not in self._started:
             self._started.add(room.race_id)
             await self.store.mark_race_started(room.race_id, self.wall_clock(), list(room.racers))
@@ -547,7 +554,9 @@ class RaceService:
             self._forget(room)
 
     async def _save_results(self, room: Room, effect: SaveResults) -> None:
-        room.verify(effect.results)  # re-validated by replay before it can reach a leaderboard
+        for result in effect.results:  # re-validated by replay before it can reach a leaderboard
+            room.verify((result,))
+            await asyncio.sleep(0)  # a log at a time: 8 long logs would hold up moves for ~20 ms
         finished_at = self.wall_clock()
         records = [
             ResultRecord(
@@ -634,6 +643,17 @@ class RaceService:
                     # hold them up for tens of milliseconds with a thousand racers.
                     await asyncio.sleep(0)
 
+    async def _check_stuck(self) -> None:
+        # A slice of search (~1 ms), then whatever else is ready: moves are never held up
+        # behind a search (stuck_checks.py).
+        while self._stuck_checks:
+            for room, player_id, moves, outcome in self._stuck_checks.step():
+                try:
+                    await self._run(room, room.stuck_checked(player_id, moves, outcome))
+                except Exception:
+                    log.exception("ending a stuck game in race %s failed", room.code)
+            await asyncio.sleep(0)
+
     # --- restart -------------------------------------------------------------------
     async def recover(self) -> None:
         """Rebuild every race left running by a crash or a restart, from its move log.
@@ -668,8 +688,9 @@ class RaceService:
         """Stop: every acknowledged move is already durable; tell the clients to come back.
 
         Races stay running in the database and resume when the server starts again."""
-        if self._flusher is not None:
-            self._flusher.cancel()
+        for task in (self._flusher, self._checker):  # a stuck check left undone is redone on resume
+            if task is not None:
+                task.cancel()
         for session in list(self.online.values()):
             session.peer.close(1012, "server restarting: reconnect to resume your race")
         for _, task in list(self._timers.values()):

@@ -24,6 +24,7 @@ Log = Callable[[str], None]
 JOIN_WAIT_S = 60.0  # how long a creating bot waits for the others to join
 START_WAIT_S = 3600.0  # how long a joined bot waits for someone to start the race
 MAX_PLAYERS = 8
+STUCK_WAIT_S = 1.0  # how long a bot with no useful move waits for the server's verdict
 
 
 class Pacer:
@@ -136,6 +137,28 @@ class Bot:
                 elif event["type"] == "closed":
                     raise Disconnected(event["reason"])
 
+    async def _verdict(self, wait_s: float) -> str:
+        """This bot's outcome if the server ends its game within ``wait_s`` (a `progress`
+        about it), else "playing". Other events stay queued for the caller."""
+        kept: list[dict[str, Any]] = []
+        outcome = "playing"
+        try:
+            async with asyncio.timeout(wait_s):
+                while outcome == "playing":
+                    event = await self.conn.next_event()
+                    kept.append(event)
+                    if event["type"] == "progress" and event["name"] == self.name:
+                        outcome = event["outcome"]
+                    elif event["type"] in ("race_finished", "closed"):
+                        break
+        except TimeoutError:
+            pass
+        while not self.conn.events.empty():  # keep the arrival order
+            kept.append(self.conn.events.get_nowait())
+        for event in kept:
+            self.conn.events.put_nowait(event)
+        return outcome
+
     async def play(self, started: dict[str, Any]) -> BotResult:
         """Play the game from ``race_started`` to its end, then wait for the ranking."""
         conn, loop = self.conn, asyncio.get_running_loop()
@@ -156,16 +179,21 @@ class Bot:
                 break
             move = policy.choose(view)
             if move is None:
-                reply = await conn.request({"type": "resign"})
-                outcome = "resigned" if reply.get("type") == "progress" else outcome
-                self.log(f"{self.name}: nothing useful left, resigned")
+                # The server may be finding this game stuck (it searches after answering
+                # the move): give it a moment before resigning.
+                outcome = await self._verdict(STUCK_WAIT_S)
+                if outcome == "playing":
+                    reply = await conn.request({"type": "resign"})
+                    outcome = "resigned" if reply.get("type") == "progress" else "over"
+                    self.log(f"{self.name}: nothing useful left, resigned")
                 break
             delay = pacer.wait(loop.time())
             if delay > 0:
                 await asyncio.sleep(delay)
             reply = await conn.request({"type": "move", "moves": [move]})
             if reply["type"] == "error":
-                if reply["code"] in ("game_over", "race_not_running"):
+                if reply["code"] in ("game_over", "race_not_running"):  # found stuck, or the time is up
+                    outcome = "over"
                     break
                 raise BotError(f"{reply['code']}: {reply['message']}")
             if reply["rejected"] is not None:

@@ -129,40 +129,39 @@ class Game(ABC, Generic[S]):
 
     def outcome(self, state: S) -> Outcome:
         """Won, stuck (no move left that could ever bring another card home), or playing."""
+        quick = self.quick_outcome(state)
+        return quick if quick is not None else self._searched_outcome(state)
+
+    def quick_outcome(self, state: S) -> Outcome | None:
+        """``outcome`` when one look at the position decides it (won; a productive move
+        now; no move at all), else None: only a search of rearranging moves can tell
+        (``stuck_search``). The server answers moves with this and searches later."""
         if self.is_won(state):
             return Outcome.WON
         if self.has_productive_move(state):
             return Outcome.PLAYING
-        return self._searched_outcome(state)
+        moves = self._rearranging_moves(state)
+        if moves is None:
+            return Outcome.PLAYING
+        return None if moves else Outcome.STUCK
+
+    def stuck_search(self, state: S) -> StuckSearch[S]:
+        """The search that decides a position ``quick_outcome`` leaves open, to run in
+        slices (``StuckSearch.run``)."""
+        moves = self._rearranging_moves(state)
+        return StuckSearch(self, state, moves or [])
+
+    def _rearranging_moves(self, state: S) -> list[Move] | None:
+        """The moves that are not shuttles, or None if one of them is productive."""
+        moves = [m for m in self.legal_moves(state) if not self.is_shuttle(state, m)]
+        return None if any(m.kind in PRODUCTIVE for m in moves) else moves
 
     @functools.lru_cache(maxsize=4096)  # noqa: B019 - games live as long as the process
     def _searched_outcome(self, state: S) -> Outcome:
         # Cached: a racer shuffling cards back and forth revisits the same positions.
-        moves = [m for m in self.legal_moves(state) if not self.is_shuttle(state, m)]
-        if not moves:
-            return Outcome.STUCK
-        if any(m.kind in PRODUCTIVE for m in moves):
-            return Outcome.PLAYING
-        return Outcome.PLAYING if self._progress_reachable(state, moves) else Outcome.STUCK
-
-    def _progress_reachable(self, start: S, first_moves: list[Move]) -> bool:
-        """Breadth-first over rearranging moves, looking for any productive move."""
-        seen = {start}
-        queue: deque[tuple[S, list[Move]]] = deque([(start, first_moves)])
-        while queue:
-            state, moves = queue.popleft()
-            for move in moves:
-                nxt = self.apply(state, move)
-                if nxt in seen:
-                    continue
-                if len(seen) >= self.stuck_search_limit:
-                    return True  # too big to decide cheaply: not declared stuck
-                seen.add(nxt)
-                nxt_moves = [m for m in self.legal_moves(nxt) if not self.is_shuttle(nxt, m)]
-                if any(m.kind in PRODUCTIVE for m in nxt_moves):
-                    return True
-                queue.append((nxt, nxt_moves))
-        return False
+        outcome = self.stuck_search(state).run(self.stuck_search_limit)
+        assert outcome is not None  # a budget of the whole limit always decides
+        return outcome
 
     # --- what players and logs see -------------------------------------------------
     @abstractmethod
@@ -186,6 +185,40 @@ class Game(ABC, Generic[S]):
 
     def describe(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "summary": self.summary}
+
+
+class StuckSearch(Generic[S]):
+    """Breadth-first over rearranging moves from a position with none that is productive,
+    looking for a position that has one. Resumable, so the server can run it in slices
+    between other work: ``run(budget)`` visits up to ``budget`` more positions and returns
+    the outcome once decided (PLAYING also when the game's ``stuck_search_limit`` is
+    reached: too big to decide cheaply gives the player the benefit of the doubt)."""
+
+    def __init__(self, game: Game[S], start: S, first_moves: list[Move]) -> None:
+        self.game = game
+        self.seen = {start}
+        self.queue: deque[tuple[S, list[Move]]] = deque([(start, first_moves)])
+
+    def run(self, budget: int) -> Outcome | None:
+        game, seen, queue = self.game, self.seen, self.queue
+        stop = len(seen) + budget
+        while queue:
+            state, moves = queue[0]
+            while moves:
+                nxt = game.apply(state, moves.pop())
+                if nxt in seen:
+                    continue
+                if len(seen) >= game.stuck_search_limit:
+                    return Outcome.PLAYING
+                seen.add(nxt)
+                nxt_moves = game._rearranging_moves(nxt)
+                if nxt_moves is None:
+                    return Outcome.PLAYING
+                queue.append((nxt, nxt_moves))
+                if len(seen) >= stop:
+                    return None
+            queue.popleft()
+        return Outcome.STUCK
 
 
 class ReplayError(ValueError):

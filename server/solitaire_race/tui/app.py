@@ -40,6 +40,7 @@ from .render import PLAIN, Screen, Style, clock_time, prompt, race_time, render_
 RECONNECT_DELAYS_S = (0.5, 1, 2, 3, 5, 5, 5, 5, 5, 5)  # bounded: about 37 s in all
 ALL_HOME_ROUNDS = 30  # the `f` command asks again at most this often
 MAX_NOTICES = 20
+STUCK_NOTICE = "no move left can bring another card home: your game is over (stuck)"
 
 
 class Terminal:
@@ -450,6 +451,8 @@ class PlayClient:
         s = self.screen
         entry = {k: m[k] for k in ("player_id", "name", "home", "total", "moves", "outcome", "time_ms")}
         if m["player_id"] == s.player_id:
+            if m["outcome"] == "stuck" and (s.me is None or s.me["outcome"] == "playing"):
+                self.notice("error", STUCK_NOTICE)  # found by the server just after the move
             s.me = entry
             return
         known = s.opponents.get(m["player_id"])
@@ -581,7 +584,7 @@ class PlayClient:
             self.notice("ok", f"You won in {race_time(reply['elapsed_ms'])}! Waiting for the others…")
         elif reply["outcome"] == "stuck":
             s.me["time_ms"] = reply["elapsed_ms"]
-            self.notice("error", "no move left can bring another card home: your game is over (stuck)")
+            self.notice("error", STUCK_NOTICE)
         return rejected is None
 
     async def hint(self) -> None:
