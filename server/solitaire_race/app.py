@@ -92,7 +92,7 @@ class App:
 
 
 async def serve(config: Config) -> None:
-    # Threads that do I/O for the event loop (the move log, aiosqlite) need the GIL for a
+    # Threads that do I/O for the event loop (aiosqlite, checkpoints) need the GIL for a
     # moment now and then; Python's default 5 ms switch interval makes them wait that long
     # behind a busy loop, which shows directly in move latency.
     sys.setswitchinterval(0.001)

@@ -62,7 +62,8 @@ class Metrics:
 
     def observe_commit(self, rows: int, seconds: float, on_loop: bool = True) -> None:
         """A move-log group commit: its latency, how many moves it carried, and where it
-        ran (on the event loop, or on the writer thread behind a write job)."""
+        ran (on the event loop, or on the writer thread: behind another process's lock or a
+        checkpoint)."""
         self.inc("solitaire_db_commits_total", on="loop" if on_loop else "writer")
         self.inc("solitaire_db_committed_moves_total", rows)
         self.histograms["solitaire_db_commit_seconds"].observe(seconds)

@@ -119,12 +119,13 @@ def _on_sqlite_begin(connection: Connection) -> None:
 
 
 def make_writer_engine(url: str | URL) -> Engine:
-    """The synchronous engine of the writer thread (``writer.py``): the sqlite3 driver on
+    """The synchronous engine of the one writer (``writer.py``): the sqlite3 driver on
     the same file, set up like every other connection."""
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite" or _sqlite_file(parsed) is None:
         raise ValueError(f"the store needs a SQLite database file, not {parsed.render_as_string(hide_password=True)!r}")
-    # Used from the writer thread and, for move-log appends, the event loop: never both at once.
+    # Used on the event loop and, while another process holds the lock, the writer thread:
+    # never both at once.
     engine = create_engine(parsed.set(drivername="sqlite"), poolclass=NullPool, connect_args={"check_same_thread": False})
     event.listen(engine, "connect", _on_sqlite_connect)
     event.listen(engine, "begin", _on_sqlite_begin)
@@ -227,8 +228,8 @@ def _result_record(row: Result, player_name: str) -> ResultRecord:
 
 
 def _update_stats(session: Session, game: str, rows: Sequence[dict[str, Any]]) -> None:
-    """Fold new results into ``player_stats`` (inside the caller's transaction, on the
-    writer thread): one SELECT for the room; the flush writes the changes in batches."""
+    """Fold new results into ``player_stats`` (inside the caller's write job): one SELECT
+    for the room; the flush writes the changes in batches."""
     found = session.scalars(
         select(PlayerStats).where(PlayerStats.game == game, PlayerStats.player_id.in_([r["player_id"] for r in rows]))
     )
@@ -258,10 +259,10 @@ class Store:
 
     Reads are short transactions on pooled aiosqlite connections, so they run concurrently
     from different tasks (WAL: readers never wait for the writer). Every write is one job
-    on the writer thread (``writer.py``), one transaction in one thread hop, in the order
-    submitted; SQLite has one writer at a time anyway, and busy_timeout covers writers in
-    other processes. Write jobs start with their write statement, so they take SQLite's
-    write lock before reading.
+    of the one writer (``writer.py``), one transaction, in the order submitted, run on the
+    event loop (or on the writer thread while another process holds SQLite's write lock).
+    Write jobs start with their write statement, so they take SQLite's write lock before
+    reading.
     """
 
     def __init__(self, engine: AsyncEngine, writer_engine: Engine) -> None:
@@ -274,7 +275,7 @@ class Store:
         self.commit_observer: Any = None  # called with (rows, seconds, on_loop) after each move-log commit
 
     async def _write(self, job: Callable[[Session], T]) -> T:
-        """Run a write job on the writer thread; callers see store errors only."""
+        """Run a write job through the writer; callers see store errors only."""
         try:
             return await self._writer.run(job)
         except SQLAlchemyError as error:  # e.g. "database is locked" past busy_timeout
@@ -671,7 +672,7 @@ class Store:
             return None if row is None else row.value
 
 
-# --- write jobs (run on the writer thread, see writer.py) ----------------------------
+# --- write jobs (run by the writer, see writer.py) ------------------------------------
 
 
 def _transition(session: Session, race_id: int, frm: RaceStatus, to: RaceStatus, **values: Any) -> tuple[str, int]:

@@ -17,10 +17,11 @@ GIL hand-offs than the write:
   INSERT through the sqlite3 driver.
 
 The loop never waits for a lock: its busy timeout is 0. When another process holds the
-write lock, the write goes to the writer thread, which waits for it (busy_timeout);
-while that hop is in flight every later write queues behind it, and runs on the loop
-once it is done, in order: consecutive appends in one transaction, each job in its own. The connection is shared,
-never concurrently: the loop uses it only while no hop is in flight.
+write lock, that write (and the rest of its batch) goes to the writer thread, which waits
+for it (busy_timeout); while that hop is in flight every later write queues behind it,
+and runs on the loop once it is done, in order: consecutive appends in one transaction,
+each job in its own. The connection is shared, never concurrently: the loop uses it only
+while no hop is in flight.
 
 Checkpoints (copying the WAL back into the database file, with fsyncs) would otherwise run
 inside a commit every 1,000 pages and stall it for ~5 ms; here automatic checkpoints are
@@ -90,15 +91,12 @@ class Writer:
         loop, or on the writer thread while a hop is in flight or another process holds
         SQLite's write lock; so it must not touch the event loop, and should return plain
         data, not ORM rows. Once queued, a job runs even if the caller stops waiting."""
-        self._commit_pending()  # appends submitted before this job go first
-        if not self._hop_in_flight():
-            ok, value = self._job(job)
-            if ok or not _is_busy(value):
-                self._count_commits(1)
-                if ok:
-                    return value  # type: ignore[no-any-return]
-                raise value
-        return await self._to_thread(job)  # type: ignore[no-any-return]
+        if self._hop_in_flight():
+            return await self._to_thread(job)  # type: ignore[no-any-return]
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        batch, self._pending = [*self._pending, (job, future)], []  # appends submitted before it go first
+        self._run_here(batch)  # type: ignore[arg-type]
+        return await future
 
     def append_moves(self, rows: Sequence[tuple[Any, ...]]) -> asyncio.Future[None]:
         """A future done once ``rows`` (values in the order of ``columns``) are committed
@@ -129,19 +127,19 @@ class Writer:
 
     def _commit_pending(self) -> None:
         batch, self._pending = self._pending, []
-        if not batch:  # a job took them to the thread meanwhile
-            return
-        rows = [row for moves, _ in batch for row in moves]
-        started = time.perf_counter()
-        ok, error = self._append(rows)
-        if not ok and _is_busy(error):  # another process holds the write lock: wait on the thread
-            self._queue = [*batch, *self._queue]  # type: ignore[list-item]
+        if batch:  # else a job took them meanwhile
+            self._run_here(batch)  # type: ignore[arg-type]
+
+    def _run_here(self, batch: list[_Item]) -> None:
+        """Carry out ``batch`` in order on the loop; from the first item that meets a lock
+        held by another process, the rest waits on the writer thread, in order."""
+        outcomes, commits, jobs = self._work([work for work, _ in batch], 0)
+        self._settle(zip(batch, outcomes))
+        self._committed(commits, jobs, on_loop=True)
+        if len(outcomes) < len(batch):
+            self._queue = batch[len(outcomes) :] + self._queue
             if not self._hop_in_flight():
                 self._flusher = asyncio.create_task(self._flush())
-            return
-        seconds = time.perf_counter() - started
-        self._settle((item, (ok, error)) for item in batch)  # type: ignore[misc]
-        self._committed([(len(rows), seconds)] if ok else [], on_loop=True)
 
     async def _flush(self) -> None:
         loop = asyncio.get_running_loop()
@@ -149,23 +147,16 @@ class Writer:
             batch, self._queue = self._queue, []
             items = [work for work, _ in batch]
             try:
-                outcomes, commits = await loop.run_in_executor(self._thread, self._work, items, self._busy_timeout_ms)
+                outcomes, commits, jobs = await loop.run_in_executor(self._thread, self._work, items, self._busy_timeout_ms)
             except Exception as exc:  # the thread itself failed (shut down, out of memory)
-                outcomes, commits = [(False, exc)] * len(batch), []
+                outcomes, commits, jobs = [(False, exc)] * len(batch), [], 0
             self._settle(zip(batch, outcomes))
-            self._committed(commits, on_loop=False)
-            if not self._queue:
-                return
-            # What queued meanwhile runs here, on the loop, at once: on the thread, a busy
-            # loop made every statement wait for the GIL (hops of 200-300 ms, measured).
-            batch, self._queue = self._queue, []
-            outcomes, commits = self._work([work for work, _ in batch], 0)
-            done = [(item, outcome) for item, outcome in zip(batch, outcomes) if outcome[0] or not _is_busy(outcome[1])]
-            self._settle(done)
-            self._committed(commits, on_loop=True)
-            if len(done) < len(batch):  # the lock was taken again meanwhile: wait on the thread
-                settled = {id(item) for item, _ in done}
-                self._queue = [item for item in batch if id(item) not in settled] + self._queue
+            self._committed(commits, jobs, on_loop=False)
+            if self._queue:
+                # What queued meanwhile runs here, on the loop, at once: on the thread, a busy
+                # loop made every statement wait for the GIL (hops of 200-300 ms, measured).
+                batch, self._queue = self._queue, []
+                self._run_here(batch)  # what meets a lock again is queued for the next hop
 
     @staticmethod
     def _settle(outcomes: Iterable[tuple[_Item, tuple[bool, Any]]]) -> None:
@@ -177,15 +168,13 @@ class Writer:
             else:
                 future.set_exception(value)
 
-    def _committed(self, commits: list[tuple[int, float]], on_loop: bool) -> None:
+    def _committed(self, commits: list[tuple[int, float]], jobs: int, on_loop: bool) -> None:
+        """``commits``: (rows, seconds) per move-log commit; ``jobs``: jobs committed."""
         # Called after the waiters are told: a failing observer must not leave them hanging.
         if self._on_commit is not None:
             for rows, seconds in commits:
                 self._on_commit(rows, seconds, on_loop)
-        self._count_commits(len(commits))
-
-    def _count_commits(self, count: int) -> None:
-        self._commits += count
+        self._commits += len(commits) + jobs
         if self._commits >= CHECKPOINT_EVERY and (self._checkpointing is None or self._checkpointing.done()):
             self._commits = 0
             self._checkpointing = asyncio.get_running_loop().create_task(self._checkpoint())
@@ -197,38 +186,46 @@ class Writer:
         except Exception as exc:  # harmless: SQLite checkpoints at the latest when the last connection closes
             log.warning("WAL checkpoint failed: %s", exc)
 
-    # --- on the writer thread (and, for appends, the loop) -------------------------------
+    # --- on the loop, or on the writer thread --------------------------------------------
 
     def _work(
         self, items: list[Rows | Job | _Checkpoint], busy_timeout_ms: int
-    ) -> tuple[list[tuple[bool, Any]], list[tuple[int, float]]]:
-        """Every queued item in order: (ok, result or exception) each, and (rows, seconds)
-        per move-log commit. ``busy_timeout_ms``: how long to wait for a lock held by
-        another process (0 on the loop)."""
+    ) -> tuple[list[tuple[bool, Any]], list[tuple[int, float]], int]:
+        """The items in order: (ok, result or exception) each, (rows, seconds) per move-log
+        commit, and how many jobs committed. ``busy_timeout_ms``: how long to wait for a
+        lock held by another process; with 0 (on the loop) it stops at the first item that
+        meets one, so fewer outcomes than items come back."""
         outcomes: list[tuple[bool, Any]] = []
         commits: list[tuple[int, float]] = []
-        self._set_busy_timeout(busy_timeout_ms)
+        jobs = 0
+        if busy_timeout_ms:
+            self._set_busy_timeout(busy_timeout_ms)
         try:
             i = 0
             while i < len(items):
                 item = items[i]
-                if not isinstance(item, list):
-                    outcomes.append(self._checkpoint_here() if item is CHECKPOINT else self._job(item))  # type: ignore[arg-type]
-                    i += 1
-                    continue
-                j = i
-                while j < len(items) and isinstance(items[j], list):
-                    j += 1
-                rows = [row for moves in items[i:j] for row in moves]  # type: ignore[union-attr]
-                started = time.perf_counter()
-                outcome = self._append(rows)
-                if outcome[0]:  # metrics count commits, not attempts
-                    commits.append((len(rows), time.perf_counter() - started))
-                outcomes += [outcome] * (j - i)  # every waiter of the batch learns its fate
+                if isinstance(item, list):
+                    j = i
+                    while j < len(items) and isinstance(items[j], list):
+                        j += 1
+                    rows = [row for moves in items[i:j] for row in moves]  # type: ignore[union-attr]
+                    started = time.perf_counter()
+                    outcome = self._append(rows)
+                    if outcome[0]:  # metrics count commits, not attempts
+                        commits.append((len(rows), time.perf_counter() - started))
+                else:
+                    j = i + 1
+                    outcome = self._checkpoint_here() if item is CHECKPOINT else self._job(item)  # type: ignore[arg-type]
+                    if outcome[0] and item is not CHECKPOINT:
+                        jobs += 1
+                if not busy_timeout_ms and not outcome[0] and _is_busy(outcome[1]):
+                    break  # this and the rest wait on the thread
+                outcomes += [outcome] * (j - i)  # every waiter of a batch of appends learns its fate
                 i = j
         finally:
-            self._set_busy_timeout(0)  # the loop never waits for a lock: it hands over instead
-        return outcomes, commits
+            if busy_timeout_ms:
+                self._set_busy_timeout(0)  # the loop never waits for a lock: it hands over instead
+        return outcomes, commits, jobs
 
     def _connection(self) -> Connection:
         if self._conn is None:
