@@ -11,6 +11,7 @@ from typing import Any
 
 from solitaire_race.daily_planner import Chooser, first_candidate
 from solitaire_race.engine import Game, Kind, Outcome, get_game
+from solitaire_race.engine.base import StuckSearch
 from solitaire_race.solver import budget_for, choose_daily
 
 
@@ -48,12 +49,12 @@ def random_playout(game_id: str, secret: bytes, deals: int, steps: int, seed: in
 
 def searched_line(game_id: str, secret: bytes, deal: int, verdict: Outcome) -> list[str]:
     """Moves of a random game of ``deal`` (fixed seeds) into a position that only the stuck
-    search decides (``quick_outcome`` None), and decides ``verdict``."""
+    search decides (``Game.assess`` gives a ``StuckSearch``), and decides ``verdict``."""
     game = get_game(game_id)
     for seed in range(1_000):
         rng, state, line = random.Random(seed), game.deal(deal, secret), []
         for _ in range(400):
-            if game.quick_outcome(state) is None and game.outcome(state) is verdict and line:
+            if isinstance(game.assess(state), StuckSearch) and game.outcome(state) is verdict and line:
                 return line
             if game.outcome(state) is not Outcome.PLAYING:
                 break

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from solitaire_race.engine import Game, IllegalMove, Kind, Move, NotationError, Outcome, all_games, replay
-from solitaire_race.engine.base import PRODUCTIVE
+from solitaire_race.engine.base import PRODUCTIVE, StuckSearch
 
 SECRET = b"conformance"
 DEALS = 12
@@ -64,15 +64,15 @@ def playout(game: Game[Any], deal: int, *, probe_every: int = 20) -> None:
         if game.has_productive_move(state):  # the fast path must never be wrong
             assert any(m.kind in PRODUCTIVE for m in legal), "has_productive_move without one"
         outcome = game.outcome(state)
-        quick = game.quick_outcome(state)
-        if quick is None:  # the server's way: a search in small slices must agree
-            search, sliced = game.stuck_search(state), None
+        verdict = game.assess(state)
+        if isinstance(verdict, StuckSearch):  # the server's way: the search in small slices must agree
+            sliced = None
             for _ in range(game.stuck_search_limit + 1):
-                if (sliced := search.run(7)) is not None:
+                if (sliced := verdict.run(7)) is not None:
                     break
             assert sliced is outcome, f"sliced search {sliced} against {outcome}"
         else:
-            assert quick is outcome, f"quick_outcome {quick} against {outcome}"
+            assert verdict is outcome, f"assess {verdict} against {outcome}"
         if outcome is not Outcome.PLAYING:
             assert outcome is Outcome.STUCK or game.is_won(state)
             break

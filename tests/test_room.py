@@ -221,7 +221,7 @@ def test_a_position_only_a_search_decides_is_answered_at_once_then_checked() -> 
     (check,) = [e for e in effects if isinstance(e, CheckStuck)]
     assert effects.index(check) > effects.index(next(e for e in effects if isinstance(e, Send)))
     assert (check.player_id, check.moves) == (1, len(line))
-    assert get_game(GAME).outcome(check.state) is Outcome.STUCK
+    assert get_game(GAME).outcome(check.search.start) is Outcome.STUCK
 
     ended = room.stuck_checked(1, len(line), Outcome.STUCK)
     (progress,) = sends(ended, 2, "progress")
@@ -244,7 +244,7 @@ def test_a_check_is_moot_once_the_racer_moved_on_or_found_playing() -> None:
     game = get_game(GAME)
     state = room.racers[1].state
     onward = next(  # a move on that does not itself end the game
-        game.format_move(m) for m in game.legal_moves(state) if game.quick_outcome(game.apply(state, m)) is not Outcome.STUCK
+        game.format_move(m) for m in game.legal_moves(state) if game.assess(game.apply(state, m)) is not Outcome.STUCK
     )
     durable(room, room.play(1, [onward], now=6.0))
     assert room.stuck_checked(1, len(line), Outcome.STUCK) == []  # about the position before

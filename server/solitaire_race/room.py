@@ -12,8 +12,8 @@ Every method returns a list of effects for the caller to carry out, in order:
 - ``SaveResults(results)``: the race is over; persist these results, then call
   ``results_saved()``, which announces the ranking. So nothing is announced before the
   database has it;
-- ``CheckStuck(player_id, moves, state)``: only a search can tell whether this racer's
-  position is stuck (``Game.quick_outcome``); run ``Game.stuck_search`` off the move path and
+- ``CheckStuck(player_id, moves, search)``: only a search can tell whether this racer's
+  position is stuck (``Game.assess``); run the ``StuckSearch`` off the move path and
   report with ``stuck_checked``. The move is answered at once, not after the search.
 Bad requests raise ``RoomError(code, message)`` and change nothing.
 """
@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .engine import Game, IllegalMove, NotationError, Outcome, ReplayError, replay
+from .engine.base import StuckSearch
 
 
 class Status(str, enum.Enum):
@@ -92,7 +93,7 @@ class LogMoves:
 class CheckStuck:
     player_id: int
     moves: int  # the racer's move count at that position: later moves make the check moot
-    state: Any
+    search: StuckSearch[Any]
 
 
 Effect = Send | SaveResults | LogMoves | CheckStuck
@@ -355,7 +356,8 @@ class Room:
             applied.append(formatted)
             racer.log.append(formatted)
         racer.state = state
-        outcome = game.quick_outcome(state) if applied else Outcome.PLAYING
+        verdict = game.assess(state) if applied else Outcome.PLAYING
+        outcome = verdict if isinstance(verdict, Outcome) else None
         if outcome is Outcome.WON:
             self._end(racer, "won", now)
         elif outcome is Outcome.STUCK:
@@ -377,8 +379,8 @@ class Room:
             "elapsed_ms": at_ms,
         }
         effects.append(Send((racer.id,), reply))
-        if outcome is None:  # "playing" for now; a search decides (stuck_checked)
-            effects.append(CheckStuck(racer.id, len(racer.log), state))
+        if isinstance(verdict, StuckSearch):  # "playing" for now; the search decides (stuck_checked)
+            effects.append(CheckStuck(racer.id, len(racer.log), verdict))
         if racer.done and self._all_done():  # only a game that just ended can end the race
             effects += self._close()
         return effects

@@ -540,7 +540,7 @@ class RaceService:
                 await self._save_results(room, effect)
                 await self._run(room, room.results_saved())
             elif isinstance(effect, CheckStuck):
-                self._stuck_checks.add(room, room.race_id, effect.player_id, effect.moves, room.game, effect.state)
+                self._stuck_checks.add(room, room.race_id, effect.player_id, effect.moves, effect.search)
                 if self._checker is None or self._checker.done():
                     self._checker = asyncio.create_task(self._check_stuck())
         if room.status is Status.RUNNING and room.race_id not in self._started:

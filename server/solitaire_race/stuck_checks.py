@@ -1,7 +1,7 @@
 """Stuck searches, run in slices between other work (sans-I/O: the service drives it).
 
 Whether a position with nothing productive left is stuck takes a search of the racer's
-rearranging moves (``Game.stuck_search``): up to a few hundred positions, 10–25 ms for
+rearranging moves (``StuckSearch``, from ``Game.assess``): up to a few hundred positions, 10–25 ms for
 Persian Patience and more for Parallels, measured. Run inside the move, that stalled the
 whole server, every racer's move waiting behind it. Here each search advances
 ``slice_positions`` positions per ``step`` (about a millisecond), the oldest first, and the
@@ -16,7 +16,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from .engine import Game, Outcome
+from .engine import Outcome
 from .engine.base import StuckSearch
 
 R = TypeVar("R")  # whatever the caller checks for (a room): handed back with the verdict
@@ -42,16 +42,16 @@ class StuckChecks(Generic[R]):
     def __len__(self) -> int:
         return len(self._checks) + len(self._ready)
 
-    def add(self, owner: R, race_id: int, player_id: int, moves: int, game: Game[Any], state: Any) -> None:
-        """Check ``state``, the position of ``player_id`` after ``moves`` moves."""
+    def add(self, owner: R, race_id: int, player_id: int, moves: int, search: StuckSearch[Any]) -> None:
+        """Run ``search``, from the position of ``player_id`` after ``moves`` moves."""
         self._checks.pop((race_id, player_id), None)  # their older position no longer matters
-        key = (game.id, state)
+        key = (search.game.id, search.start)
         verdict = self._verdicts.get(key)
         if verdict is not None:
             self._verdicts.move_to_end(key)
             self._ready.append((owner, player_id, moves, verdict))
             return
-        self._checks[(race_id, player_id)] = _Check(owner, player_id, moves, key, game.stuck_search(state))
+        self._checks[(race_id, player_id)] = _Check(owner, player_id, moves, key, search)
 
     def step(self) -> list[tuple[R, int, int, Outcome]]:
         """Advance the oldest search by one slice; return the verdicts now known, each as

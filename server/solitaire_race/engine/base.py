@@ -129,13 +129,14 @@ class Game(ABC, Generic[S]):
 
     def outcome(self, state: S) -> Outcome:
         """Won, stuck (no move left that could ever bring another card home), or playing."""
-        quick = self.quick_outcome(state)
-        return quick if quick is not None else self._searched_outcome(state)
+        verdict = self.assess(state)
+        return verdict if isinstance(verdict, Outcome) else self._searched_outcome(state)
 
-    def quick_outcome(self, state: S) -> Outcome | None:
+    def assess(self, state: S) -> Outcome | StuckSearch[S]:
         """``outcome`` when one look at the position decides it (won; a productive move
-        now; no move at all), else None: only a search of rearranging moves can tell
-        (``stuck_search``). The server answers moves with this and searches later."""
+        now; no move at all), else the search of rearranging moves that will decide it
+        (``StuckSearch``). The server answers moves with this and runs the search later,
+        in slices."""
         if self.is_won(state):
             return Outcome.WON
         if self.has_productive_move(state):
@@ -143,13 +144,7 @@ class Game(ABC, Generic[S]):
         moves = self._rearranging_moves(state)
         if moves is None:
             return Outcome.PLAYING
-        return None if moves else Outcome.STUCK
-
-    def stuck_search(self, state: S) -> StuckSearch[S]:
-        """The search that decides a position ``quick_outcome`` leaves open, to run in
-        slices (``StuckSearch.run``)."""
-        moves = self._rearranging_moves(state)
-        return StuckSearch(self, state, moves or [])
+        return StuckSearch(self, state, moves) if moves else Outcome.STUCK
 
     def _rearranging_moves(self, state: S) -> list[Move] | None:
         """The moves that are not shuttles, or None if one of them is productive."""
@@ -159,7 +154,9 @@ class Game(ABC, Generic[S]):
     @functools.lru_cache(maxsize=4096)  # noqa: B019 - games live as long as the process
     def _searched_outcome(self, state: S) -> Outcome:
         # Cached: a racer shuffling cards back and forth revisits the same positions.
-        outcome = self.stuck_search(state).run(self.stuck_search_limit)
+        search = self.assess(state)
+        assert isinstance(search, StuckSearch)  # outcome() asks only when a search decides
+        outcome = search.run(self.stuck_search_limit)
         assert outcome is not None  # a budget of the whole limit always decides
         return outcome
 
@@ -196,6 +193,7 @@ class StuckSearch(Generic[S]):
 
     def __init__(self, game: Game[S], start: S, first_moves: list[Move]) -> None:
         self.game = game
+        self.start = start
         self.seen = {start}
         self.queue: deque[tuple[S, list[Move]]] = deque([(start, first_moves)])
 
