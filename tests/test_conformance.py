@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from solitaire_race import view_changes
 from solitaire_race.engine import Game, IllegalMove, Kind, Move, NotationError, Outcome, all_games, replay
 from solitaire_race.engine.base import PRODUCTIVE, StuckSearch
 
@@ -83,12 +84,23 @@ def playout(game: Game[Any], deal: int, *, probe_every: int = 20) -> None:
         assert game.apply(before, move) == state, "apply must be a pure function"
         assert before != state, f"{move} changed nothing"
         assert Counter(game.all_cards(state)) == cards, f"cards not conserved after {move}"
+        check_view_changes(game.view(before), game.view(state))
         log.append(game.format_move(move))
     replayed, applied = replay(game, game.deal(deal, SECRET), log)
     assert applied == len(log)
     assert replayed == state
     p = game.progress(state)
     assert 0 <= p.home <= p.total == len(game.all_cards(state))
+
+
+def check_view_changes(old: dict[str, Any], new: dict[str, Any]) -> None:
+    """A client that applies a move_result's changes to its view has the server's new view."""
+    assert old.keys() == new.keys(), "a game's view keeps its fields"
+    changes = view_changes.diff(old, new)
+    wire = json.loads(json.dumps(changes))  # as a client gets them
+    assert view_changes.apply(json.loads(json.dumps(old)), wire) == new
+    for key, *rest in changes:  # only what changed is sent
+        assert (old[key] if len(rest) == 1 else old[key][rest[0]]) != rest[-1]
 
 
 @pytest.mark.parametrize("game_id", GAMES)

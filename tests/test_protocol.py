@@ -19,7 +19,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from websockets.exceptions import ConnectionClosed
 
-from solitaire_race import protocol
+from solitaire_race import protocol, view_changes
 from solitaire_race.app import App
 from solitaire_race.engine import all_games
 
@@ -157,7 +157,9 @@ async def test_every_frame_of_a_whole_race_matches_the_schema(app: App, clients:
     assert ann.ws.close_code == 4001
     assert (await phone.request({"type": "join_race", "code": code}))["type"] == "room"
     resumed = await phone.expect("race_started")
-    assert resumed["view"] == played["view"] and resumed["moves"] == 10
+    # The changes in move_result, applied to the view from race_started, are the whole view.
+    assert resumed["view"] == view_changes.apply(started[0]["view"], played["changes"]) and resumed["moves"] == 10
+    assert bad["changes"] == [] and played["changes"]
     assert [o["name"] for o in resumed["opponents"]] == ["bob"]
 
     # Winning, then game over; the other resigns; the ranking is announced to both.

@@ -28,6 +28,7 @@ from typing import Any
 
 from .engine import Game, IllegalMove, NotationError, Outcome, ReplayError, replay
 from .engine.base import StuckSearch
+from . import view_changes
 
 
 class Status(str, enum.Enum):
@@ -112,6 +113,7 @@ class Racer:
     gone_since: float | None = None  # disconnected mid-race at this time
     events: int = 0  # entries in this racer's durable log (the next seq)
     last_move_ms: int = 0  # when their last move was made (a game found stuck ends then)
+    view: dict[str, Any] | None = None  # the view their client has: move results send changes to it
 
     def record(self, kind: str, text: str, at_ms: int, count: int = 1) -> tuple[int, str, str, int]:
         entry = (self.events, kind, text, at_ms)
@@ -274,6 +276,7 @@ class Room:
         view = self.game.view(first)
         for racer in self.racers.values():
             racer.state = first  # states are immutable: sharing the first one is safe
+            racer.view = view  # never changed in place: each move makes a new one
         # Every racer has its game before any message is built: each lists the others.
         effects: list[Effect] = [self._room_message()]
         effects += [Send((r.id,), self._started_message(r, view, now)) for r in self.racers.values()]
@@ -296,8 +299,8 @@ class Room:
 
     def _resume(self, racer: Racer, now: float) -> list[Effect]:
         if self.status is Status.RUNNING:
-            view = self.game.view(racer.state)
-            return [Send((racer.id,), self._started_message(racer, view, now))]
+            racer.view = self.game.view(racer.state)
+            return [Send((racer.id,), self._started_message(racer, racer.view, now))]
         if self.status is Status.FINISHED:
             return [Send((racer.id,), self._finished_message())]
         return []
@@ -368,11 +371,14 @@ class Room:
         if applied:
             racer.last_move_ms = at_ms
             effects.append(LogMoves(racer.id, tuple(racer.record("move", text, at_ms) for text in applied)))
+        view = game.view(state) if applied else racer.view
+        changes = view_changes.diff(racer.view or {}, view) if applied else []
+        racer.view = view
         reply: dict[str, Any] = {
             "type": "move_result",
             "applied": applied,
             "rejected": rejected,
-            "view": game.view(state),
+            "changes": changes,
             "progress": progress.to_json(),
             "moves": len(racer.log),
             "outcome": racer.outcome or Outcome.PLAYING.value,

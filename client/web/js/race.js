@@ -9,6 +9,7 @@ import { RacersPanel } from "./opponents.js";
 import { renderResults } from "./results.js";
 import { toast } from "./ui.js";
 import { $, formatTime, h, OUTCOME_LABELS } from "./util.js";
+import { applyChanges } from "./view-changes.js";
 
 const CONFIRM_MS = 3000;
 const HINT_MS = 8000;
@@ -156,8 +157,8 @@ export class RaceScreen {
   }
 
   onMoveResult(m) {
-    if (!this.race) return;
-    this.view = m.view;
+    if (!this.race || !this.view) return;
+    this.view = applyChanges(this.view, m.changes);
     this.moves = m.moves;
     this.outcome = m.outcome;
     if (m.outcome !== "playing") this.endedMs = m.elapsed_ms;

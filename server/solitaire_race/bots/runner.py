@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import view_changes
 from ..client.connection import DEFAULT_SERVER, KEEPALIVE_S, Connection, Disconnected
 from .policy import Policy
 
@@ -199,7 +200,8 @@ class Bot:
             if reply["rejected"] is not None:
                 # The view said it was legal: a disagreement with the server is a bug here.
                 raise BotError(f"{self.name}: server refused {move}: {reply['rejected']['reason']}")
-            view, outcome, moves = reply["view"], reply["outcome"], reply["moves"]
+            view = view_changes.apply(view, reply["changes"])
+            outcome, moves = reply["outcome"], reply["moves"]
             result.home, result.total = reply["progress"]["home"], reply["progress"]["total"]
         result.outcome, result.moves = outcome, moves
         if outcome != "playing":

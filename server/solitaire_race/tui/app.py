@@ -30,6 +30,7 @@ import tty
 from collections.abc import Callable
 from typing import Any, TextIO
 
+from .. import view_changes
 from ..client.connection import KEEPALIVE_S, Connection, Disconnected, http_url, ws_url
 from ..client.known import known_state
 from ..engine import all_games, get_game
@@ -567,7 +568,8 @@ class PlayClient:
         if reply["type"] == "error":
             self.notice("error", reply["message"])
             return False
-        s.view = reply["view"]
+        if s.view is not None:  # else the race was left meanwhile
+            s.view = view_changes.apply(s.view, reply["changes"])
         assert s.me is not None
         s.me.update(
             home=reply["progress"]["home"], total=reply["progress"]["total"],

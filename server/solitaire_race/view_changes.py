@@ -1,0 +1,62 @@
+"""Compact view updates: what changed between two views of one game, and applying it.
+
+A ``move_result`` carries ``changes`` instead of the whole view (docs/protocol.md): the
+piles a move touched, not all of them. The format is game-agnostic, so every client
+applies it with the same few lines: a list of entries ``[key, value]`` (the view's
+``key`` is now ``value``) or ``[key, index, value]`` (item ``index`` of the list at
+``key`` is now ``value``), applied in order. Pure functions over JSON-like data; the
+server (``room.py``), the terminal client, the bots and the load generator share them,
+and ``client/web/js/view-changes.js`` is the browser's copy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+Change = list[Any]
+
+
+def diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Change]:
+    """The changes that turn ``old`` into ``new`` (two views of the same game)."""
+    out: list[Change] = []
+    for key, value in new.items():
+        before = old.get(key, _MISSING)
+        if before == value:  # one comparison in C for the common case: unchanged
+            continue
+        # A list of the same length (piles, rows, foundations): only the items that changed.
+        if type(value) is list and type(before) is list and len(before) == len(value):
+            for i in range(len(value)):
+                if before[i] != value[i]:
+                    out.append([key, i, value[i]])
+        else:
+            out.append([key, value])
+    return out
+
+
+def apply(view: Mapping[str, Any], changes: Sequence[Sequence[Any]]) -> dict[str, Any]:
+    """A new view: ``view`` with ``changes`` applied (``view`` itself is left as it was).
+
+    Raises ``ValueError`` for changes that do not fit the view: a client's view is out of
+    step with the server's, and it should ask for the whole view again (rejoin)."""
+    out = dict(view)
+    copied: set[str] = set()
+    for change in changes:
+        if len(change) == 2:
+            out[change[0]] = change[1]
+            copied.add(change[0])  # a fresh value: items may be replaced in place
+        elif len(change) == 3:
+            key, index, value = change
+            items = out.get(key)
+            if type(items) is not list or type(index) is not int or not 0 <= index < len(items):
+                raise ValueError(f"no item {index!r} in the view's {key!r}")
+            if key not in copied:
+                items = out[key] = list(items)
+                copied.add(key)
+            items[index] = value
+        else:
+            raise ValueError(f"a change has 2 or 3 parts, not {len(change)}: {change!r}")
+    return out
+
+
+_MISSING = object()
