@@ -21,7 +21,9 @@ Prints per case: moves (or messages) per second, p50/p99/max round trip, server 
 server RSS per connected racer, the races finished (this naive player gets stuck within
 seconds, so rooms restart far more often than people would), and the ratio of the race
 server's moves/s to the echo server's messages/s in the same run. ``--modes`` picks
-saturation and/or paced rates; ``--json`` also writes the figures, to compare commits.
+saturation and/or paced rates; ``--json`` also writes the figures, to compare commits;
+``--repeat R`` runs each case R times, echo and race alternating, and prints medians (the
+ratio is the median of each pair's own ratio): on a shared, noisy machine one run says little.
 
 The generator speaks the websocket protocol directly on asyncio (masked frames, minimal
 parsing) so that it costs a few microseconds per message: a ``websockets`` client in the
@@ -514,38 +516,66 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         help="naive: home moves first, then builds (stuck within seconds: rooms restart often); "
         "solver: racers follow a winning line of the deal (~100-move games, as people play them)",
     )
+    parser.add_argument(
+        "--repeat", type=int, default=1,
+        help="run each case this many times, echo and race alternating, and print the medians "
+        "(the ratio: the median of each echo/race pair's own ratio); for noisy machines",
+    )
     parser.add_argument("--json", help="write the figures to this file")
     args = parser.parse_args(argv)
+    if args.repeat < 1:
+        parser.error("--repeat must be at least 1")
     modes = [("saturation", None) if m == "saturation" else (f"{m} moves/s", float(m)) for m in args.modes.split(",")]
     cases = [(n, k) for n in map(int, args.racers.split(",")) for k in map(int, args.rooms.split(","))]
     results: dict[str, Any] = {"cases": []}
     print(f"{'case':<36}{'server':<7}{'per s':>9}{'p50 µs':>9}{'p99 µs':>9}{'max µs':>10}{'cpu':>6}{'KiB/racer':>10}{'races':>7}{'ratio':>7}")
     for mode, rate in modes:
         for racers, room in cases:
-            row: dict[str, Any] = {"mode": mode, "racers": racers, "room": room}
-            for kind in ("echo", "race"):
-                with tempfile.TemporaryDirectory() as tmp:
-                    server, url = start_server(kind, Path(tmp) / "load.sqlite3")
-                    try:
-                        warm_up(url)
-                        row[kind] = run_case(kind, url, server, racers, room, args.seconds, rate, args.player)
-                    finally:
-                        server.send_signal(signal.SIGTERM)
-                        server.wait(timeout=30)
-            row["ratio"] = row["race"]["per_s"] / row["echo"]["per_s"] if row["echo"]["per_s"] else float("nan")
+            runs: dict[str, list[dict[str, Any]]] = {"echo": [], "race": []}
+            for _ in range(args.repeat):
+                for kind in ("echo", "race"):  # alternating: both see the same spells of noise
+                    with tempfile.TemporaryDirectory() as tmp:
+                        server, url = start_server(kind, Path(tmp) / "load.sqlite3")
+                        try:
+                            warm_up(url)
+                            runs[kind].append(run_case(kind, url, server, racers, room, args.seconds, rate, args.player))
+                        finally:
+                            server.send_signal(signal.SIGTERM)
+                            server.wait(timeout=30)
+            row: dict[str, Any] = {"mode": mode, "racers": racers, "room": room, **summarise(runs)}
             results["cases"].append(row)
             label = f"{mode}, {racers} racers, rooms of {room}"
             for kind in ("echo", "race"):
                 r = row[kind]
                 ratio = f"{row['ratio']:.2f}" if kind == "race" else ""
-                races = f"{r['races_finished']:,}" if kind == "race" else ""  # races finished (and restarted) in the run
+                races = f"{r['races_finished']:,.0f}" if kind == "race" else ""  # races finished (and restarted) in the run
                 print(f"{label if kind == 'echo' else '':<36}{kind:<7}{r['per_s']:>9,.0f}{r['p50_us']:>9,.0f}{r['p99_us']:>9,.0f}"
                       f"{r['max_us']:>10,.0f}{r['server_cpu']:>6.0%}{r['rss_per_racer_kib']:>10.1f}{races:>7}{ratio:>7}", flush=True)
                 if r["error_count"]:
                     print(f"    {r['error_count']} errors, e.g. {r['errors'][:3]}", flush=True)
+            if args.repeat > 1:
+                print(f"    {args.repeat} runs each, medians; pair ratios {', '.join(f'{x:.2f}' for x in row['pair_ratios'])}", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
     return results
+
+
+def summarise(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """One case's figures from its runs (``runs[kind][i]``, the i-th echo and race runs made
+    back to back): per server the median of each figure, and the ratio as the median of the
+    pairs' own ratios, since a pair shares the machine's mood of the moment."""
+    out: dict[str, Any] = {"runs": runs}
+    for kind, results in runs.items():
+        merged = dict(results[0])
+        for key, value in results[0].items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                merged[key] = statistics.median(r[key] for r in results)
+        merged["errors"] = [e for r in results for e in r.get("errors", [])][:20]
+        merged["error_count"] = sum(r.get("error_count", 0) for r in results)
+        out[kind] = merged
+    out["pair_ratios"] = [r["per_s"] / e["per_s"] if e["per_s"] else float("nan") for e, r in zip(runs["echo"], runs["race"])]
+    out["ratio"] = statistics.median(out["pair_ratios"])
+    return out
 
 
 if __name__ == "__main__":

@@ -77,3 +77,18 @@ async def test_the_echo_baseline_gets_every_message_back() -> None:
         port = next(iter(server.sockets)).getsockname()[1]
         result = await load.generate(f"ws://127.0.0.1:{port}/ws", "echo", 10, 2, seconds=0.5, rate=None, warmup=0.1)
     assert result["error_count"] == 0 and result["samples"] > 10
+
+
+def test_repeated_runs_are_summarised_by_medians_and_pair_ratios() -> None:
+    def run(per_s: float, p99: float) -> dict[str, Any]:
+        return {"per_s": per_s, "p99_us": p99, "races_finished": 3, "error_count": 0, "errors": []}
+
+    runs = {
+        "echo": [run(10_000, 900), run(20_000, 500), run(16_000, 700)],
+        "race": [run(4_000, 9_000), run(9_000, 5_000), run(4_800, 7_000)],
+    }
+    out = load.summarise(runs)
+    assert out["echo"]["per_s"] == 16_000 and out["race"]["p99_us"] == 7_000
+    assert out["pair_ratios"] == [0.4, 0.45, 0.3]
+    assert out["ratio"] == 0.4  # the median pair, not 4,800 / 16,000
+    assert out["runs"] is runs and out["race"]["error_count"] == 0
