@@ -209,6 +209,8 @@ class StuckSearch(Generic[S]):
                 if len(seen) >= game.stuck_search_limit:
                     return Outcome.PLAYING
                 seen.add(nxt)
+                if game.has_productive_move(nxt):  # the usual way out: no need to list every move
+                    return Outcome.PLAYING
                 nxt_moves = game._rearranging_moves(nxt)
                 if nxt_moves is None:
                     return Outcome.PLAYING

@@ -80,8 +80,25 @@ def _home(found: tuple[int, ...], c: Card) -> tuple[int, ...] | None:
     return found[:i] + (lo, hi) + found[i + 2 :]
 
 
+def _homes(found: tuple[int, ...], c: Card) -> bool:
+    """Whether ``c`` can go home now (``_home`` is not None), without making the tuple."""
+    i, h = 2 * (c & 3), _HEIGHT[c >> 2] - 1
+    return found[i] == h or found[i + 1] == h
+
+
 def _fits(c: Card, onto: Card) -> bool:
     return _NEXT_UP[c >> 2] == onto >> 2 and is_red(c) != is_red(onto)
+
+
+# Made once, because legal moves are listed for every position the stuck search visits:
+# per card, the cards it may be built onto; and the moves themselves (immutable values).
+_ONTO: tuple[frozenset[Card], ...] = tuple(
+    frozenset(o for o in range(4, 56) if _fits(c, o)) if c >= 4 else frozenset() for c in range(56)
+)
+_HOME_MOVES: tuple[Move, ...] = tuple(Move(Kind.HOME, i) for i in range(PILES))
+_BUILD_MOVES: tuple[tuple[Move, ...], ...] = tuple(
+    tuple(Move(Kind.BUILD, i, j) for j in range(PILES)) for i in range(PILES)
+)
 
 
 def gather(piles: Sequence[Pile]) -> list[Card]:
@@ -107,17 +124,12 @@ class PersianPatience(Game[PersianState]):
     # --- rules ---------------------------------------------------------------------
     def legal_moves(self, state: PersianState) -> list[Move]:
         piles, found = state.piles, state.foundations
-        moves: list[Move] = []
-        for i, pile in enumerate(piles):
-            if pile and _home(found, pile[-1]) is not None:
-                moves.append(Move(Kind.HOME, i))
-        for i, pile in enumerate(piles):
-            if not pile:
-                continue
-            c = pile[-1]
-            for j, target in enumerate(piles):
-                if j != i and (not target or _fits(c, target[-1])):
-                    moves.append(Move(Kind.BUILD, i, j))
+        tops = [pile[-1] if pile else 0 for pile in piles]  # 0: an empty pile
+        moves = [_HOME_MOVES[i] for i, c in enumerate(tops) if c and _homes(found, c)]
+        for i, c in enumerate(tops):
+            if c:
+                onto, row = _ONTO[c], _BUILD_MOVES[i]
+                moves += [row[j] for j, top in enumerate(tops) if j != i and (not top or top in onto)]
         if state.redeals < MAX_REDEALS and any(piles):
             moves.append(REDEAL)
         return moves
@@ -126,7 +138,7 @@ class PersianPatience(Game[PersianState]):
         if state.redeals < MAX_REDEALS and any(state.piles):
             return True
         found = state.foundations
-        return any(pile and _home(found, pile[-1]) is not None for pile in state.piles)
+        return any(pile and _homes(found, pile[-1]) for pile in state.piles)
 
     def apply(self, state: PersianState, move: Move) -> PersianState:
         kind = move.kind
