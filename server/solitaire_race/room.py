@@ -245,8 +245,11 @@ class Room:
         if self.status is Status.COUNTDOWN:
             return self.start_at
         if self.status is Status.RUNNING:
-            graces = [r.gone_since + self.leave_grace_s for r in self.racers.values() if r.gone_since is not None]
-            return min([self.start_at + self.time_limit_s, *graces])
+            end = self.start_at + self.time_limit_s
+            for r in self.racers.values():  # asked after every move: no lists made
+                if r.gone_since is not None:
+                    end = min(end, r.gone_since + self.leave_grace_s)
+            return end
         return None
 
     def tick(self, now: float) -> list[Effect]:
@@ -417,8 +420,12 @@ class Room:
     def logged(self, effect: LogMoves) -> None:
         """The caller made ``effect`` durable: the moves in it may now be published."""
         racer = self.racers.get(effect.player_id)
-        if racer is not None and any(kind == "move" for _, kind, _, _ in effect.entries):
-            self._dirty[racer.id] = (racer.state, len(racer.log), racer.outcome, racer.end_ms)
+        if racer is None:
+            return
+        for entry in effect.entries:
+            if entry[1] == "move":
+                self._dirty[racer.id] = (racer.state, len(racer.log), racer.outcome, racer.end_ms)
+                return
 
     def flush_progress(self) -> list[Effect]:
         """One `standings` message to the room: the progress of every racer whose moves

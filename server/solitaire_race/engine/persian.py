@@ -95,6 +95,10 @@ def _fits(c: Card, onto: Card) -> bool:
 _ONTO: tuple[frozenset[Card], ...] = tuple(
     frozenset(o for o in range(4, 56) if _fits(c, o)) if c >= 4 else frozenset() for c in range(56)
 )
+# Per suit, the code of a foundation's top card by its height (None for an empty one).
+_TOP_CODES: tuple[tuple[str | None, ...], ...] = tuple(
+    (None, *(code(card(r, s)) for r in ORDER)) for s in range(4)
+)
 _HOME_MOVES: tuple[Move, ...] = tuple(Move(Kind.HOME, i) for i in range(PILES))
 _BUILD_MOVES: tuple[tuple[Move, ...], ...] = tuple(
     tuple(Move(Kind.BUILD, i, j) for j in range(PILES)) for i in range(PILES)
@@ -138,7 +142,10 @@ class PersianPatience(Game[PersianState]):
         if state.redeals < MAX_REDEALS and any(state.piles):
             return True
         found = state.foundations
-        return any(pile and _homes(found, pile[-1]) for pile in state.piles)
+        for pile in state.piles:
+            if pile and _homes(found, pile[-1]):
+                return True
+        return False
 
     def apply(self, state: PersianState, move: Move) -> PersianState:
         kind = move.kind
@@ -221,11 +228,7 @@ class PersianPatience(Game[PersianState]):
             "game": self.id,
             "piles": [codes(p) for p in state.piles],
             # per suit S, H, D, C: the higher foundation first; None for an empty one
-            "foundations": [
-                code(card(ORDER[h - 1], s)) if h else None
-                for s in range(4)
-                for h in (found[2 * s + 1], found[2 * s])
-            ],
+            "foundations": [_TOP_CODES[i >> 1][found[i ^ 1]] for i in range(8)],
             "redeals_used": state.redeals,
             "redeals_left": MAX_REDEALS - state.redeals,
             "redeal_allowed": state.redeals < MAX_REDEALS and any(state.piles),

@@ -40,7 +40,7 @@ import functools
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, Table
@@ -98,16 +98,17 @@ class Writer:
         self._run_here(batch)  # type: ignore[arg-type]
         return await future
 
-    def append_moves(self, rows: Sequence[tuple[Any, ...]]) -> asyncio.Future[None]:
+    def append_moves(self, rows: Rows) -> asyncio.Future[None]:
         """A future done once ``rows`` (values in the order of ``columns``) are committed
-        to the move log; it raises if their batch failed."""
+        to the move log; it raises if their batch failed. The writer keeps ``rows`` until
+        then: the caller makes a new list for each call."""
         if self._hop_in_flight():
-            return self._to_thread(list(rows))
+            return self._to_thread(rows)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
         if not self._pending:
             loop.call_soon(self._commit_pending)
-        self._pending.append((list(rows), future))
+        self._pending.append((rows, future))
         return future
 
     def _hop_in_flight(self) -> bool:
