@@ -86,6 +86,10 @@ class Game(ABC, Generic[S]):
     # gives the player the benefit of the doubt. Small on purpose: the server runs it after
     # every move, and a racer shuffling cards must not be able to make each move expensive.
     stuck_search_limit: ClassVar[int] = 300
+    # True where ``has_productive_move`` is exact (False: no productive move at all). Then
+    # ``assess`` hands the search over without listing the position's moves: the search
+    # lists them, off the move path, and not at all if the racer moves on first.
+    productive_test_is_exact: ClassVar[bool] = False
 
     # --- dealing -------------------------------------------------------------------
     @abstractmethod
@@ -141,6 +145,8 @@ class Game(ABC, Generic[S]):
             return Outcome.WON
         if self.has_productive_move(state):
             return Outcome.PLAYING
+        if self.productive_test_is_exact:
+            return StuckSearch(self, state, None)
         moves = self._rearranging_moves(state)
         if moves is None:
             return Outcome.PLAYING
@@ -191,14 +197,24 @@ class StuckSearch(Generic[S]):
     the outcome once decided (PLAYING also when the game's ``stuck_search_limit`` is
     reached: too big to decide cheaply gives the player the benefit of the doubt)."""
 
-    def __init__(self, game: Game[S], start: S, first_moves: list[Move]) -> None:
+    def __init__(self, game: Game[S], start: S, first_moves: list[Move] | None) -> None:
+        """``first_moves``: the start's rearranging moves, or None to have ``run`` list them."""
         self.game = game
         self.start = start
         self.seen = {start}
-        self.queue: deque[tuple[S, list[Move]]] = deque([(start, first_moves)])
+        self.queue: deque[tuple[S, list[Move]]] = deque()
+        self._unlisted = first_moves is None
+        if first_moves is not None:
+            self.queue.append((start, first_moves))
 
     def run(self, budget: int) -> Outcome | None:
         game, seen, queue = self.game, self.seen, self.queue
+        if self._unlisted:
+            self._unlisted = False
+            first_moves = game._rearranging_moves(self.start)
+            if first_moves is None:
+                return Outcome.PLAYING
+            queue.append((self.start, first_moves))  # none at all: the loop finds it stuck
         stop = len(seen) + budget
         while queue:
             state, moves = queue[0]

@@ -40,6 +40,7 @@ class Perseverance(Game[PerseveranceState]):
     id = "perseverance"
     name = "Perseverance"
     summary = "12 open piles built down in suit; runs move as a unit; two redeals."
+    productive_test_is_exact = True  # a home move or a redeal: both checked in full
     max_redeals: int | None = 2  # None: unlimited
     runs_move = True
 

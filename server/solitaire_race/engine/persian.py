@@ -117,6 +117,7 @@ class PersianPatience(Game[PersianState]):
         "64 cards without 2s to 6s in 8 open piles; build down in alternate colours; "
         "two redeals."
     )
+    productive_test_is_exact = True  # a home move or a redeal: both checked in full
 
     # --- dealing -------------------------------------------------------------------
     def deck(self) -> list[Card]:
