@@ -148,6 +148,46 @@ def test_upgrade_downgrade_upgrade_round_trip(tmp_path: Path) -> None:
         ]
 
 
+
+def test_move_log_becomes_without_rowid_and_keeps_its_rows_and_rules(tmp_path: Path) -> None:
+    """Migration 0005 rebuilds move_log clustered on its key; nothing in it is lost, and its
+    CHECK and foreign keys still hold (both ways)."""
+    path = tmp_path / "m.sqlite3"
+    config = alembic_config(url_for(path))
+    config.attributes["configure_logger"] = False
+    command.upgrade(config, "0004")
+    rows = [(1, 1, seq, "move", f"{seq + 1}>f", 10 * seq) for seq in range(5)] + [(1, 1, 5, "resign", "", 60)]
+    with sqlite3.connect(path) as db:
+        db.execute("INSERT INTO players (id, name, token_hash, created_at) VALUES (1, 'ann', 'h', '2026-11-21')")
+        db.execute(
+            "INSERT INTO races (id, code, game, deal_number, private, status, created_by, time_limit_s, created_at) "
+            "VALUES (1, 'BCDFGH', 'cruel', 1, 1, 'running', 1, 600, '2026-11-21')"
+        )
+        db.executemany("INSERT INTO move_log VALUES (?, ?, ?, ?, ?, ?)", rows)
+
+    def table_sql() -> str:
+        with sqlite3.connect(path) as db:
+            return str(db.execute("SELECT sql FROM sqlite_master WHERE name = 'move_log'").fetchone()[0])
+
+    def check_rules() -> None:
+        with sqlite3.connect(path) as db:
+            db.execute("PRAGMA foreign_keys = ON")
+            assert db.execute("SELECT * FROM move_log ORDER BY seq").fetchall() == rows
+            with pytest.raises(sqlite3.IntegrityError):
+                db.execute("INSERT INTO move_log VALUES (1, 1, 9, 'teleport', 'x', 0)")  # CHECK
+            with pytest.raises(sqlite3.IntegrityError):
+                db.execute("INSERT INTO move_log VALUES (7, 1, 9, 'move', 'x', 0)")  # no race 7
+            with pytest.raises(sqlite3.IntegrityError):
+                db.execute("INSERT INTO move_log VALUES (1, 1, 0, 'move', 'x', 0)")  # seq taken
+
+    command.upgrade(config, "head")
+    assert "WITHOUT ROWID" in table_sql()
+    check_rules()
+    command.downgrade(config, "0004")
+    assert "WITHOUT ROWID" not in table_sql()
+    check_rules()
+
+
 # --- connection setup -------------------------------------------------------------------
 
 

@@ -158,7 +158,8 @@ class MoveLog(Base):
     """Every accepted move (and resignation), appended before it is acknowledged."""
 
     __tablename__ = "move_log"
-    __table_args__ = (CheckConstraint("kind IN ('move', 'resign', 'left')", name="kind"),)
+    # One B-tree clustered on the key (migration 0005): each append writes one page, not two.
+    __table_args__ = (CheckConstraint("kind IN ('move', 'resign', 'left')", name="kind"), {"sqlite_with_rowid": False})
 
     race_id: Mapped[int] = mapped_column(ForeignKey("races.id"), primary_key=True)
     player_id: Mapped[int] = mapped_column(ForeignKey("players.id"), primary_key=True)
