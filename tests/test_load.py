@@ -17,6 +17,7 @@ from solitaire_race.app import App
 from .conftest import make_config
 
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "load.py"
+INSTRUCTIONS = BENCH.with_name("instructions.py")
 spec = importlib.util.spec_from_file_location("bench_load", BENCH)
 load = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
 sys.modules["bench_load"] = load  # msgspec resolves the module's annotations through it
@@ -92,3 +93,15 @@ def test_repeated_runs_are_summarised_by_medians_and_pair_ratios() -> None:
     assert out["pair_ratios"] == [0.4, 0.45, 0.3]
     assert out["ratio"] == 0.4  # the median pair, not 4,800 / 16,000
     assert out["runs"] is runs and out["race"]["error_count"] == 0
+
+
+async def test_the_instruction_count_harness_plays_every_line_through(tmp_path: Path) -> None:
+    """bench/instructions.py's counted run (here without valgrind): every racer of every
+    room wins by its line, so the moves it divides by were all played."""
+    spec = importlib.util.spec_from_file_location("bench_instructions", INSTRUCTIONS)
+    bench = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(bench)  # type: ignore[union-attr]
+    lines = bench.winning_lines(2)
+    assert len(lines) == 2 and all(line for _, line in lines)
+    played = await bench.play(3, lines, str(tmp_path))  # the third room reuses the first line
+    assert played == bench.RACERS * (2 * len(lines[0][1]) + len(lines[1][1]))

@@ -1,0 +1,160 @@
+"""Instructions per move, counted: an A/B measure that a noisy machine cannot move.
+
+    python bench/instructions.py [--rooms 1,2] [--deals 8]
+
+CPU time per move varied by a third between identical runs on the shared machines this
+project runs on (docs/performance.md), which hides any change under ~10%. Valgrind's
+callgrind counts the instructions a process executes instead, which does not depend on
+what else the machine is doing. This runs the race service in-process (real rooms, real
+store on a temporary SQLite file, peers that encode every message as the transport does,
+no sockets) with 8 racers per room following winning lines of Persian Patience, every room
+at once, once per ``--rooms`` value under callgrind, and prints the instructions per move
+from the difference between the runs (start-up, imports and migrations cancel out).
+
+Needs ``valgrind`` (``apt-get install valgrind``); a run takes a few minutes (callgrind
+runs Python ~100x slower). Compare two commits by running it in each checkout. The lines
+are found before counting with a node budget only (no time budget), so every run and
+every machine plays the same moves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+GAME = "persian-patience"
+SECRET = "bench-instructions"
+RACERS = 8
+
+
+def winning_lines(count: int) -> list[tuple[int, list[str]]]:
+    """The first ``count`` deals with a winning line in 20,000 solver nodes, and the lines."""
+    from solitaire_race.engine import get_game
+    from solitaire_race.solver import solve
+
+    game = get_game(GAME)
+    lines: list[tuple[int, list[str]]] = []
+    for deal in range(20 * count):  # bounded: some deals have no line in budget
+        result = solve(game, game.deal(deal, SECRET.encode()), node_budget=20_000, time_budget_s=600, shorten_budget=0)
+        if result.moves:
+            lines.append((deal, list(result.moves)))
+            if len(lines) == count:
+                break
+    return lines
+
+
+class CountingPeer:
+    """Encodes what it is sent, as ``transport.WebSocketPeer`` does, and keeps nothing."""
+
+    __slots__ = ("sent",)
+
+    def __init__(self) -> None:
+        self.sent = 0
+
+    def send(self, message: dict[str, Any] | str) -> None:
+        from solitaire_race import protocol
+
+        if not isinstance(message, str):
+            protocol.encode(message)
+        self.sent += 1
+
+    def close(self, code: int, reason: str) -> None:
+        pass
+
+
+async def play(rooms: int, lines: list[tuple[int, list[str]]], db_dir: str) -> int:
+    """Every room races on its line, all at once; returns the number of moves played."""
+    from solitaire_race.app import App
+    from solitaire_race.config import Config
+
+    config = Config(
+        host="127.0.0.1", port=0, db_url=f"sqlite+aiosqlite:///{db_dir}/bench.sqlite3", secret=SECRET,
+        countdown_s=0, daily_solver_nodes=0, rate_per_s=1e12, rate_burst=10**9,
+    )
+    app = await App.start(config)
+    service = app.service
+    try:
+        racers = []
+        for r in range(rooms):
+            sessions = []
+            for i in range(RACERS):
+                session = service.connect(CountingPeer())
+                await service.handle(session, json.dumps({"type": "hello", "name": f"r{r}p{i}"}))
+                sessions.append(session)
+            deal, line = lines[r % len(lines)]
+            await service.handle(sessions[0], json.dumps({"type": "create_race", "game": GAME, "deal": deal, "private": True}))
+            room = sessions[0].room
+            assert room is not None, "create_race failed"
+            for session in sessions[1:]:
+                await service.handle(session, json.dumps({"type": "join_race", "code": room.code}))
+            await service.handle(sessions[0], json.dumps({"type": "start_race"}))
+            frames = [json.dumps({"type": "move", "id": k, "moves": [move]}) for k, move in enumerate(line)]
+            racers += [(session, frames) for session in sessions]
+        await asyncio.sleep(0.05)  # the countdown of 0 s: every race running
+
+        async def racer(session: Any, frames: list[str]) -> None:
+            for frame in frames:
+                await service.handle(session, frame)
+
+        await asyncio.gather(*(racer(s, f) for s, f in racers))
+        # Every line played through: a refused move would have been counted as a move.
+        outcomes = {s.room.racers[s.player.id].outcome for s, _ in racers if s.room and s.player}
+        if outcomes != {"won"} or len(racers) != rooms * RACERS:
+            raise RuntimeError(f"the lines were not all won: {outcomes}")
+        return sum(len(f) for _, f in racers)
+    finally:
+        await app.stop()
+
+
+def counted(rooms: int, lines_file: Path) -> tuple[int, int]:
+    """(instructions, moves) of one run under callgrind."""
+    cmd = [
+        "valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+        sys.executable, __file__, "play", str(rooms), str(lines_file),
+    ]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=3600, check=False)
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    moves = re.search(r"^moves (\d+)$", done.stdout, flags=re.MULTILINE)
+    if done.returncode != 0 or not found or not moves:
+        raise RuntimeError(f"the counted run failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    return int(found.group(1)), int(moves.group(1))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rooms", default="1,2", help="two room counts: the difference makes the per-move figure")
+    parser.add_argument("--deals", type=int, default=8, help="deals with winning lines to race on")
+    args = parser.parse_args(argv)
+    if shutil.which("valgrind") is None:
+        print("valgrind is not installed (apt-get install valgrind): nothing counted", file=sys.stderr)
+        return 2
+    small, large = sorted(set(map(int, args.rooms.split(","))))[:2]
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        lines_file = Path(tmp) / "lines.json"
+        lines_file.write_text(json.dumps(winning_lines(args.deals)))
+        (i_small, m_small), (i_large, m_large) = counted(small, lines_file), counted(large, lines_file)
+    per_move = (i_large - i_small) / (m_large - m_small)
+    print(f"rooms {small}: {i_small:,} instructions, {m_small:,} moves")
+    print(f"rooms {large}: {i_large:,} instructions, {m_large:,} moves")
+    print(f"instructions per move: {per_move:,.0f}   ({time.perf_counter() - started:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "play":
+        with tempfile.TemporaryDirectory() as db_dir:
+            played = asyncio.run(play(int(sys.argv[2]), json.loads(Path(sys.argv[3]).read_text()), db_dir))
+        print(f"moves {played}")
+    else:
+        sys.exit(main())
