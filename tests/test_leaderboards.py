@@ -258,3 +258,56 @@ async def test_concurrent_first_requests_of_a_day_agree(store: Store) -> None:
     records = await asyncio.gather(*calls)
     first = {r.game: r.deal_number for r in records[: len(games)]}
     assert all(r.deal_number == first[r.game] for r in records)  # one deal per game and day
+
+
+async def test_player_stats_fold_every_result_as_the_rules_say(store: Store, tmp_path: Path) -> None:
+    """player_stats, folded in SQL by finish_race (one upsert per room), against the same
+    rules written out in Python, over 60 random rooms of up to 4 players: games, wins, the
+    win rate, moves over wins, the last win, and the best win (the faster; at equal times,
+    the fewer moves; at equal both, the first)."""
+    import random
+
+    rng = random.Random(8)
+    w = World(store)
+    names = [f"s{i}" for i in range(6)]
+    expected: dict[str, dict[str, Any]] = {}
+    for room in range(60):
+        racers = rng.sample(names, rng.randint(1, 4))
+        pids = [await w.player(n) for n in racers]
+        race = await store.create_race(
+            code=f"S{room:05d}", game=GAME, deal_number=room, private=True, created_by=pids[0], time_limit_s=600, now=T0,
+        )
+        await store.mark_race_started(race.id, T0, pids)
+        finished = T0 + timedelta(minutes=room)
+        results = []
+        for rank, (name, pid) in enumerate(zip(racers, pids), start=1):
+            won = rng.random() < 0.5
+            time_ms, moves = rng.choice([30_000, 40_000, 40_000]), rng.choice([60, 70])
+            outcome = "won" if won else rng.choice(["stuck", "resigned"])
+            results.append(ResultRecord(race.id, pid, name, outcome, rank, time_ms, moves, 52 if won else 20, 52, ("1>f",) * moves, finished))  # type: ignore[arg-type]
+            e = expected.setdefault(name, {"games": 0, "wins": 0, "win_moves": 0, "last_win_at": None, "best": None})
+            e["games"] += 1
+            if won:
+                e["wins"] += 1
+                e["win_moves"] += moves
+                e["last_win_at"] = finished
+                if e["best"] is None or (time_ms, moves) < e["best"][:2]:
+                    e["best"] = (time_ms, moves, finished)
+        await store.finish_race(race.id, finished, results)
+
+    with sqlite3.connect(tmp_path / "boards.sqlite3") as db:
+        rows = db.execute(
+            "SELECT p.name, s.games, s.wins, s.win_rate, s.win_moves, s.last_win_at, s.best_time_ms, s.best_moves, s.best_at "
+            "FROM player_stats s JOIN players p ON p.id = s.player_id WHERE s.game = ?", (GAME,)
+        ).fetchall()
+    micros = lambda t: None if t is None else int((t - datetime(1970, 1, 1, tzinfo=timezone.utc)).total_seconds() * 1_000_000)  # noqa: E731
+    got = {r[0]: r[1:] for r in rows}
+    want = {
+        name: (
+            e["games"], e["wins"], e["wins"] / e["games"], e["win_moves"], micros(e["last_win_at"]),
+            *(e["best"][:2] if e["best"] else (None, None)), micros(e["best"][2]) if e["best"] else None,
+        )
+        for name, e in expected.items()
+    }
+    assert got == want
+    assert any(e["best"] and e["wins"] > 1 for e in expected.values()), "no best time was ever challenged"
