@@ -138,7 +138,10 @@ def main(argv: list[str] | None = None) -> int:
     if shutil.which("valgrind") is None:
         print("valgrind is not installed (apt-get install valgrind): nothing counted", file=sys.stderr)
         return 2
-    small, large = sorted(set(map(int, args.rooms.split(","))))[:2]
+    counts = sorted(set(map(int, args.rooms.split(","))))
+    if len(counts) != 2 or counts[0] < 1:
+        parser.error("--rooms takes two different room counts, e.g. 1,2")
+    small, large = counts
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
         lines_file = Path(tmp) / "lines.json"

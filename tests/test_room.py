@@ -9,6 +9,8 @@ import pytest
 from solitaire_race.engine import IllegalMove, Outcome, get_game
 from solitaire_race.room import CheckStuck, LogMoves, Room, RoomError, SaveResults, Send, Status
 
+from solitaire_race import view_changes
+
 from .support import searched_line, winnable_deal
 
 SECRET = b"test-secret"
@@ -359,3 +361,42 @@ def test_results_are_replayed_before_they_are_saved() -> None:
     ):
         with pytest.raises(ValueError):
             room.verify([forged])
+
+
+def test_move_results_carry_the_changes_to_the_view_the_client_has() -> None:
+    """The client's view (race_started, then each move_result's changes) is the room's,
+    whatever happened between: refusals, a resume, a takeover (resync), a restart."""
+    game = get_game(GAME)
+    room, started = running_room()
+    client = sends(started, 1, "race_started")[0]["view"]
+
+    def move(texts: list[str], now: float) -> dict[str, Any]:
+        nonlocal client
+        reply = sends(durable(room, room.play(1, texts, now=now)), 1, "move_result")[0]
+        client = view_changes.apply(client, reply["changes"])
+        assert client == game.view(room.racers[1].state)
+        return reply
+
+    first = move([WINNING_LINE[0]], 5.0)
+    assert 0 < len(first["changes"]) < len(client), "only what changed"
+    assert move(["1>1"], 5.1)["changes"] == []  # refused: nothing changed
+    move(list(WINNING_LINE[1:4]), 5.2)
+
+    resumed = room.join(1, "p1", now=5.3)  # a reconnect: the whole view again
+    client = sends(resumed, 1, "race_started")[0]["view"]
+    move([WINNING_LINE[4]], 5.4)
+
+    room.resync(1)  # a takeover: the old connection may have had replies the new one lacks
+    stale = client
+    reply = sends(durable(room, room.play(1, [WINNING_LINE[5]], now=5.5)), 1, "move_result")[0]
+    assert {len(change) for change in reply["changes"]} == {2}, "every field whole"
+    assert view_changes.apply({"game": GAME}, reply["changes"]) == view_changes.apply(stale, reply["changes"])
+    client = view_changes.apply(stale, reply["changes"])
+    assert client == game.view(room.racers[1].state)
+
+    again = make_room()
+    entries = [(i, "move", text, 100 * i) for i, text in enumerate(room.racers[1].log)]
+    again.restore(0.0, [(1, "p1", entries), (2, "p2", [])], now=10.0)  # a restart: no view known
+    assert again.racers[1].view is None
+    after = sends(durable(again, again.play(1, [WINNING_LINE[6]], now=11.0)), 1, "move_result")[0]
+    assert view_changes.apply(client, after["changes"]) == game.view(again.racers[1].state)

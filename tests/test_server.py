@@ -231,6 +231,25 @@ async def test_moves_for_a_race_you_are_not_in(app: App, clients: Any) -> None:
     assert reply["code"] == "not_in_race"
 
 
+async def test_a_takeover_gets_the_whole_view_in_its_first_move_result(app: App, clients: Any) -> None:
+    """A new connection that takes a race over may not have the replies the old one got:
+    its first move_result's changes are every field whole, so they fit any view."""
+    game = get_game(GAME)
+    ann, bob = await clients("ann"), await clients("bob")
+    await make_race(ann, bob)
+    await start(ann, bob)
+    await play(ann, list(LINE[:3]))
+    phone = await clients()
+    assert (await phone.hello(token=ann.token))["type"] == "welcome"  # no join_race
+    reply = await play(phone, [LINE[3]])
+    assert reply["type"] == "move_result" and {len(change) for change in reply["changes"]} == {2}
+    state = game.deal(DEAL, TEST_SECRET.encode())
+    for text in LINE[:4]:
+        state = game.apply(state, game.parse_move(text))
+    assert view_changes.apply({}, reply["changes"]) == game.view(state)
+    assert len((await play(phone, [LINE[4]]))["changes"]) < len(game.view(state))  # then compact again
+
+
 async def test_reconnect_with_token_resumes_the_game(app: App, clients: Any) -> None:
     ann, bob = await clients("ann"), await clients("bob")
     code = await make_race(ann, bob)

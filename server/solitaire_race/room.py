@@ -413,6 +413,14 @@ class Room:
             effects += self._close()
         return effects
 
+    def resync(self, player_id: int) -> None:
+        """This racer's client may not have the view the room last sent (a new connection
+        took over, or a reply was never delivered): their next ``move_result`` carries the
+        whole view, as changes that fit any view of the game."""
+        racer = self.racers.get(player_id)
+        if racer is not None:
+            racer.view = None
+
     @property
     def has_pending_progress(self) -> bool:
         return bool(self._dirty)

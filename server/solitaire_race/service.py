@@ -239,6 +239,7 @@ class RaceService:
             older.peer.close(4001, "signed in from another connection")
             if older.room is not None:
                 session.room = older.room
+                older.room.resync(player.id)  # replies may have gone to the old connection
             del self.online[player.id]
         session.player = player
         self.online[player.id] = session
@@ -534,7 +535,11 @@ class RaceService:
                     session.peer.send(encoded)
             elif isinstance(effect, LogMoves):
                 # Durable before any message below acknowledges these moves.
-                await self.store.log_moves(room.race_id, effect.player_id, effect.entries)
+                try:
+                    await self.store.log_moves(room.race_id, effect.player_id, effect.entries)
+                except BaseException:
+                    room.resync(effect.player_id)  # the move_result with these changes is not sent
+                    raise
                 room.logged(effect)
             elif isinstance(effect, SaveResults):
                 await self._save_results(room, effect)

@@ -5,8 +5,10 @@ piles a move touched, not all of them. The format is game-agnostic, so every cli
 applies it with the same few lines: a list of entries ``[key, value]`` (the view's
 ``key`` is now ``value``) or ``[key, index, value]`` (item ``index`` of the list at
 ``key`` is now ``value``), applied in order. Pure functions over JSON-like data; the
-server (``room.py``), the terminal client, the bots and the load generator share them,
-and ``client/web/js/view-changes.js`` is the browser's copy.
+server (``room.py``), the terminal client and the bots share them, and
+``client/web/js/view-changes.js`` is the browser's copy. ``diff({}, view)`` is the whole
+view as changes, every field whole: what the room sends when it cannot know which view
+the client has (``Room.resync``).
 """
 
 from __future__ import annotations

@@ -158,7 +158,14 @@ export class RaceScreen {
 
   onMoveResult(m) {
     if (!this.race || !this.view) return;
-    this.view = applyChanges(this.view, m.changes);
+    try {
+      this.view = applyChanges(this.view, m.changes);
+    } catch (error) {
+      // Out of step with the server (a bug): its race_started brings the whole view back.
+      console.error(error);
+      this.app.joinRace(this.race.code, true);
+      return;
+    }
     this.moves = m.moves;
     this.outcome = m.outcome;
     if (m.outcome !== "playing") this.endedMs = m.elapsed_ms;

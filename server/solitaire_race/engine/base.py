@@ -138,9 +138,10 @@ class Game(ABC, Generic[S]):
 
     def assess(self, state: S) -> Outcome | StuckSearch[S]:
         """``outcome`` when one look at the position decides it (won; a productive move
-        now; no move at all), else the search of rearranging moves that will decide it
-        (``StuckSearch``). The server answers moves with this and runs the search later,
-        in slices."""
+        now; no move at all, where the moves are listed here), else the search of
+        rearranging moves that will decide it (``StuckSearch``). The server answers moves
+        with this and runs the search later, in slices. Games whose productive-move test
+        is exact leave even the listing to the search, so "no move at all" comes from it."""
         if self.is_won(state):
             return Outcome.WON
         if self.has_productive_move(state):

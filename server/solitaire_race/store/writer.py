@@ -102,6 +102,7 @@ class Writer:
         """A future done once ``rows`` (values in the order of ``columns``) are committed
         to the move log; it raises if their batch failed. The writer keeps ``rows`` until
         then: the caller makes a new list for each call."""
+        assert type(rows) is list  # a list is how the writer tells rows from a job
         if self._hop_in_flight():
             return self._to_thread(rows)
         loop = asyncio.get_running_loop()

@@ -569,7 +569,13 @@ class PlayClient:
             self.notice("error", reply["message"])
             return False
         if s.view is not None:  # else the race was left meanwhile
-            s.view = view_changes.apply(s.view, reply["changes"])
+            try:
+                s.view = view_changes.apply(s.view, reply["changes"])
+            except ValueError:  # out of step with the server (a bug): rejoin for the whole view
+                s.view = None
+                if s.race is not None:
+                    self.on_event(await self.request({"type": "join_race", "code": s.race["code"]}))
+                return False
         assert s.me is not None
         s.me.update(
             home=reply["progress"]["home"], total=reply["progress"]["total"],
