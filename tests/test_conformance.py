@@ -74,6 +74,8 @@ def playout(game: Game[Any], deal: int, *, probe_every: int = 20) -> None:
                 if (sliced := verdict.run(7)) is not None:
                     break
             assert sliced is outcome, f"sliced search {sliced} against {outcome}"
+            if type(game).outcome is Game.outcome:  # and both with the rules' plain search
+                assert reference_outcome(game, state) is outcome, f"the plain search says otherwise than {outcome}"
         else:
             assert verdict is outcome, f"assess {verdict} against {outcome}"
         if outcome is not Outcome.PLAYING:
@@ -93,6 +95,37 @@ def playout(game: Game[Any], deal: int, *, probe_every: int = 20) -> None:
     assert replayed == state
     p = game.progress(state)
     assert 0 <= p.home <= p.total == len(game.all_cards(state))
+
+
+def reference_outcome(game: Game[Any], state: Any) -> Outcome:
+    """rules.md's stuck test written plainly, without the engine's shortcuts: breadth-first
+    over the moves that are not shuttles, until a position has a productive legal move
+    (playing), the search's bound is reached (playing: the benefit of the doubt), or
+    nothing is left to try (stuck)."""
+
+    def productive(position: Any) -> bool:
+        return any(m.kind in PRODUCTIVE for m in game.legal_moves(position))
+
+    if game.is_won(state):
+        return Outcome.WON
+    if productive(state):
+        return Outcome.PLAYING
+    seen, queue = {state}, [state]
+    while queue:
+        position = queue.pop(0)
+        for move in game.legal_moves(position):
+            if game.is_shuttle(position, move):
+                continue
+            nxt = game.apply(position, move)
+            if nxt in seen:
+                continue
+            if len(seen) >= game.stuck_search_limit:
+                return Outcome.PLAYING
+            seen.add(nxt)
+            if productive(nxt):
+                return Outcome.PLAYING
+            queue.append(nxt)
+    return Outcome.STUCK
 
 
 def check_view_changes(old: dict[str, Any], new: dict[str, Any]) -> None:
