@@ -125,6 +125,11 @@ class Racer:
         return self.outcome is not None
 
 
+def _seen(racer: Racer) -> tuple[Any, int, str | None, int | None]:
+    """What progress is made from: (state, moves, outcome, end_ms), as it is now."""
+    return racer.state, len(racer.log), racer.outcome, racer.end_ms
+
+
 MAX_MOVES_PER_MESSAGE = 64
 
 
@@ -374,9 +379,11 @@ class Room:
         if applied:
             racer.last_move_ms = at_ms
             effects.append(LogMoves(racer.id, tuple(racer.record("move", text, at_ms) for text in applied)))
-        view = game.view(state) if applied else racer.view
-        changes = view_changes.diff(racer.view or {}, view) if applied else []
-        racer.view = view
+        changes: list[view_changes.Change] = []
+        if applied:  # else the view is as the client has it
+            view = game.view(state)
+            changes = view_changes.diff(racer.view or {}, view)
+            racer.view = view
         reply: dict[str, Any] = {
             "type": "move_result",
             "applied": applied,
@@ -404,9 +411,7 @@ class Room:
             or self.status is not Status.RUNNING or len(racer.log) != moves
         ):
             return []
-        racer.outcome = "stuck"
-        racer.gone_since = None
-        racer.end_ms = min(racer.last_move_ms, self.time_limit_s * 1000)
+        self._end_at(racer, "stuck", racer.last_move_ms)
         self._dirty.pop(racer.id, None)  # told to everyone now, below
         effects: list[Effect] = [self._to_all(self._progress(racer))]
         if self._all_done():
@@ -432,7 +437,7 @@ class Room:
             return
         for entry in effect.entries:
             if entry[1] == "move":
-                self._dirty[racer.id] = (racer.state, len(racer.log), racer.outcome, racer.end_ms)
+                self._dirty[racer.id] = _seen(racer)
                 return
 
     def flush_progress(self) -> list[Effect]:
@@ -458,10 +463,12 @@ class Room:
         return effects
 
     def _end(self, racer: Racer, outcome: str, now: float) -> None:
+        self._end_at(racer, outcome, self._elapsed_ms(now))
+
+    def _end_at(self, racer: Racer, outcome: str, at_ms: int) -> None:
         racer.outcome = outcome
         racer.gone_since = None
-        limit_ms = self.time_limit_s * 1000
-        racer.end_ms = min(self._elapsed_ms(now), limit_ms)  # a late timer never adds time
+        racer.end_ms = min(at_ms, self.time_limit_s * 1000)  # a late timer never adds time
 
     def _all_done(self) -> bool:
         return all(r.done for r in self.racers.values())
@@ -529,7 +536,7 @@ class Room:
 
     def _progress_fields(self, racer: Racer, *seen: Any) -> dict[str, Any]:
         """The racer's progress now, or as ``seen`` by ``logged``."""
-        state, moves, outcome, end_ms = seen or (racer.state, len(racer.log), racer.outcome, racer.end_ms)
+        state, moves, outcome, end_ms = seen or _seen(racer)
         p = self.game.progress(state) if state is not None else None
         return {
             "player_id": racer.id,

@@ -42,11 +42,11 @@ def apply(view: Mapping[str, Any], changes: Sequence[Sequence[Any]]) -> dict[str
     Raises ``ValueError`` for changes that do not fit the view: a client's view is out of
     step with the server's, and it should ask for the whole view again (rejoin)."""
     out = dict(view)
-    copied: set[str] = set()
+    copied: set[str] = set()  # lists already copied from ``view``: theirs to change in place
     for change in changes:
         if len(change) == 2:
             out[change[0]] = change[1]
-            copied.add(change[0])  # a fresh value: items may be replaced in place
+            copied.discard(change[0])  # the change's own value: copied before any item changes
         elif len(change) == 3:
             key, index, value = change
             items = out.get(key)

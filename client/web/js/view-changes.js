@@ -4,11 +4,11 @@
 // applied in order. Returns a new view; the old one is left as it was.
 export function applyChanges(view, changes) {
   const out = { ...view };
-  const copied = new Set();
+  const copied = new Set(); // lists already copied from `view`: ours to change in place
   for (const change of changes) {
     if (change.length === 2) {
       out[change[0]] = change[1];
-      copied.add(change[0]);
+      copied.delete(change[0]); // the change's own value: copied before any item changes
     } else if (change.length === 3) {
       const [key, index, value] = change;
       if (!Array.isArray(out[key]) || !Number.isInteger(index) || index < 0 || index >= out[key].length) {
