@@ -38,19 +38,13 @@ RACERS = 8
 
 
 def winning_lines(count: int) -> list[tuple[int, list[str]]]:
-    """The first ``count`` deals with a winning line in 20,000 solver nodes, and the lines."""
-    from solitaire_race.engine import get_game
-    from solitaire_race.solver import solve
+    """The first ``count`` deals with a winning line in 20,000 solver nodes, and the lines:
+    the load benchmark's solver player's deals, with no time budget to make them vary."""
+    if str(HERE) not in sys.path:
+        sys.path.insert(0, str(HERE))
+    from load import solved_deals
 
-    game = get_game(GAME)
-    lines: list[tuple[int, list[str]]] = []
-    for deal in range(20 * count):  # bounded: some deals have no line in budget
-        result = solve(game, game.deal(deal, SECRET.encode()), node_budget=20_000, time_budget_s=600, shorten_budget=0)
-        if result.moves:
-            lines.append((deal, list(result.moves)))
-            if len(lines) == count:
-                break
-    return lines
+    return solved_deals(count, secret=SECRET, time_budget_s=600)
 
 
 class CountingPeer:

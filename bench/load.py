@@ -296,18 +296,19 @@ async def set_up_race(racers: list[Racer], deal: int | None = None) -> int:
     return int(room.race["deal"])
 
 
-def solved_deals(count: int) -> list[tuple[int, list[str]]]:
+def solved_deals(count: int, secret: str = SECRET, time_budget_s: float = 0.5) -> list[tuple[int, list[str]]]:
     """``--player solver``: the first ``count`` deals with a winning line found in 20,000
     nodes (about 70% of deals, 0.25 s each), with their lines: games of ~100 moves played
     through as a person would, instead of the naive player's ~15. Found before the clock
-    starts; every room races on one of them, again and again."""
+    starts; every room races on one of them, again and again. A generous
+    ``time_budget_s`` leaves only the node budget, so every machine finds the same lines."""
     from solitaire_race.engine import get_game
     from solitaire_race.solver import solve
 
     game = get_game(GAME)
     pool: list[tuple[int, list[str]]] = []
     for deal in range(20 * count):  # bounded: ~30% of deals have no line in budget
-        result = solve(game, game.deal(deal, SECRET.encode()), node_budget=20_000, time_budget_s=0.5, shorten_budget=0)
+        result = solve(game, game.deal(deal, secret.encode()), node_budget=20_000, time_budget_s=time_budget_s, shorten_budget=0)
         if result.moves:
             pool.append((deal, list(result.moves)))
             if len(pool) == count:
