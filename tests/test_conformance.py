@@ -88,7 +88,7 @@ def playout(game: Game[Any], deal: int, *, probe_every: int = 20) -> None:
         assert game.apply(before, move) == state, "apply must be a pure function"
         assert before != state, f"{move} changed nothing"
         assert Counter(game.all_cards(state)) == cards, f"cards not conserved after {move}"
-        check_view_changes(game.view(before), game.view(state))
+        check_view_changes(game, before, state)
         log.append(game.format_move(move))
     replayed, applied = replay(game, game.deal(deal, SECRET), log)
     assert applied == len(log)
@@ -128,10 +128,15 @@ def reference_outcome(game: Game[Any], state: Any) -> Outcome:
     return Outcome.STUCK
 
 
-def check_view_changes(old: dict[str, Any], new: dict[str, Any]) -> None:
-    """A client that applies a move_result's changes to its view has the server's new view."""
+def check_view_changes(game: Game[Any], before: Any, after: Any) -> None:
+    """A client that applies a move_result's changes to its view has the server's new view.
+    The game's own changes (built from the states' parts) are exactly those of comparing
+    the two whole views."""
+    old, new = game.view(before), game.view(after)
     assert old.keys() == new.keys(), "a game's view keeps its fields"
-    changes = view_changes.diff(old, new)
+    changes = game.view_changes(before, after)
+    assert changes == view_changes.diff(old, new), "the game's changes differ from the views' difference"
+    assert game.view_changes(None, after) == view_changes.diff({}, new), "the whole view as changes"
     wire = json.loads(json.dumps(changes))  # as a client gets them
     assert view_changes.apply(json.loads(json.dumps(old)), wire) == new
     for key, *rest in changes:  # only what changed is sent

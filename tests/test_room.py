@@ -397,6 +397,6 @@ def test_move_results_carry_the_changes_to_the_view_the_client_has() -> None:
     again = make_room()
     entries = [(i, "move", text, 100 * i) for i, text in enumerate(room.racers[1].log)]
     again.restore(0.0, [(1, "p1", entries), (2, "p2", [])], now=10.0)  # a restart: no view known
-    assert again.racers[1].view is None
+    assert again.racers[1].shown is None
     after = sends(durable(again, again.play(1, [WINNING_LINE[6]], now=11.0)), 1, "move_result")[0]
     assert view_changes.apply(client, after["changes"]) == game.view(again.racers[1].state)

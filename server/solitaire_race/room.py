@@ -28,7 +28,7 @@ from typing import Any
 
 from .engine import Game, IllegalMove, NotationError, Outcome, ReplayError, replay
 from .engine.base import StuckSearch
-from . import view_changes
+from .view_changes import Change
 
 
 class Status(str, enum.Enum):
@@ -113,7 +113,7 @@ class Racer:
     gone_since: float | None = None  # disconnected mid-race at this time
     events: int = 0  # entries in this racer's durable log (the next seq)
     last_move_ms: int = 0  # when their last move was made (a game found stuck ends then)
-    view: dict[str, Any] | None = None  # the view their client has: move results send changes to it
+    shown: Any = None  # the state whose view their client has (None: unknown): move results send changes to it
 
     def record(self, kind: str, text: str, at_ms: int, count: int = 1) -> tuple[int, str, str, int]:
         entry = (self.events, kind, text, at_ms)
@@ -283,8 +283,7 @@ class Room:
         first = self.game.deal(self.deal_number, self._secret)
         view = self.game.view(first)
         for racer in self.racers.values():
-            racer.state = first  # states are immutable: sharing the first one is safe
-            racer.view = view  # never changed in place: each move makes a new one
+            racer.state = racer.shown = first  # states are immutable: sharing the first one is safe
         # Every racer has its game before any message is built: each lists the others.
         effects: list[Effect] = [self._room_message()]
         effects += [Send((r.id,), self._started_message(r, view, now)) for r in self.racers.values()]
@@ -307,8 +306,8 @@ class Room:
 
     def _resume(self, racer: Racer, now: float) -> list[Effect]:
         if self.status is Status.RUNNING:
-            racer.view = self.game.view(racer.state)
-            return [Send((racer.id,), self._started_message(racer, racer.view, now))]
+            racer.shown = racer.state
+            return [Send((racer.id,), self._started_message(racer, self.game.view(racer.state), now))]
         if self.status is Status.FINISHED:
             return [Send((racer.id,), self._finished_message())]
         return []
@@ -379,11 +378,10 @@ class Room:
         if applied:
             racer.last_move_ms = at_ms
             effects.append(LogMoves(racer.id, tuple(racer.record("move", text, at_ms) for text in applied)))
-        changes: list[view_changes.Change] = []
+        changes: list[Change] = []
         if applied:  # else the view is as the client has it
-            view = game.view(state)
-            changes = view_changes.diff(racer.view or {}, view)
-            racer.view = view
+            changes = game.view_changes(racer.shown, state)
+            racer.shown = state
         reply: dict[str, Any] = {
             "type": "move_result",
             "applied": applied,
@@ -424,7 +422,7 @@ class Room:
         whole view, as changes that fit any view of the game."""
         racer = self.racers.get(player_id)
         if racer is not None:
-            racer.view = None
+            racer.shown = None
 
     @property
     def has_pending_progress(self) -> bool:

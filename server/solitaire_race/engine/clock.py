@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..view_changes import Change, diff
 from .base import Game, IllegalMove, Kind, Move, NotationError, Progress
 from .cards import KING, Card, code, codes, label, standard_deck
 from .piles import Pile, deal_round, replace
@@ -162,12 +163,25 @@ class Clock(Game[ClockState]):
 
     # --- views ---------------------------------------------------------------------
     def view(self, state: ClockState) -> dict[str, Any]:
+        return {"game": self.id, "piles": [self._pile_view(state, i) for i in range(PILES)], **self._view_rest(state)}
+
+    def view_changes(self, before: ClockState | None, after: ClockState) -> list[Change]:
+        if before is None:
+            return super().view_changes(before, after)
+        # A move turns one or two cards: only those hours' piles are built.
+        piles = [
+            ["piles", i, self._pile_view(after, i)]
+            for i in range(PILES)
+            if before.up[i] != after.up[i] or len(before.down[i]) != len(after.down[i])
+        ]
+        return piles + diff(self._view_rest(before), self._view_rest(after))
+
+    @staticmethod
+    def _pile_view(state: ClockState, i: int) -> dict[str, Any]:
+        return {"hour": i + 1, "face_down": len(state.down[i]), "face_up": codes(state.up[i])}
+
+    def _view_rest(self, state: ClockState) -> dict[str, Any]:
         return {
-            "game": self.id,
-            "piles": [
-                {"hour": i + 1, "face_down": len(state.down[i]), "face_up": codes(state.up[i])}
-                for i in range(PILES)
-            ],
             "hand": None if state.hand is None else code(state.hand),
             "exchange_used": state.exchanged,
             "exchange_allowed": not state.exchanged and self.blocked(state),

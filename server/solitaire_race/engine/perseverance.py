@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .base import Game, IllegalMove, Kind, Move, Progress, require_unused
-from .cards import ACE, Card, code, codes, label, standard_deck
-from .piles import REDEAL, Pile, PileNotation, SuitFoundations, deal_in_chunks, pile_at, replace, top_run
+from .cards import ACE, Card, code, label, standard_deck
+from .piles import REDEAL, OpenPilesView, Pile, PileNotation, SuitFoundations, deal_in_chunks, pile_at, replace, top_run
 
 PILES = 12
 PILE_SIZE = 4
@@ -36,7 +36,7 @@ class PerseveranceState:
 
 
 
-class Perseverance(Game[PerseveranceState]):
+class Perseverance(OpenPilesView, Game[PerseveranceState]):
     id = "perseverance"
     name = "Perseverance"
     summary = "12 open piles built down in suit; runs move as a unit; two redeals."
@@ -160,10 +160,8 @@ class Perseverance(Game[PerseveranceState]):
         return Progress(SuitFoundations.count(state.foundations), 52)
 
     # --- views ---------------------------------------------------------------------
-    def view(self, state: PerseveranceState) -> dict[str, Any]:
+    def view_rest(self, state: PerseveranceState) -> dict[str, Any]:
         return {
-            "game": self.id,
-            "piles": [codes(p) for p in state.piles],
             "foundations": [code(t * 4 + s) for s, t in enumerate(state.foundations)],
             "redeals_used": state.redeals,
             "redeals_left": None if self.max_redeals is None else self.max_redeals - state.redeals,

@@ -31,13 +31,12 @@ from .cards import (
     Card,
     card,
     code,
-    codes,
     is_red,
     label,
     standard_deck,
     suit_label,
 )
-from .piles import REDEAL, Pile, PileNotation, deal_round, pile_at, replace
+from .piles import REDEAL, OpenPilesView, Pile, PileNotation, deal_round, pile_at, replace
 
 PILES = 8
 MAX_REDEALS = 2
@@ -110,7 +109,7 @@ def gather(piles: Sequence[Pile]) -> list[Card]:
     return [c for pile in piles for c in reversed(pile)]
 
 
-class PersianPatience(Game[PersianState]):
+class PersianPatience(OpenPilesView, Game[PersianState]):
     id = "persian-patience"
     name = "Persian Patience"
     summary = (
@@ -223,11 +222,9 @@ class PersianPatience(Game[PersianState]):
         return Progress(sum(state.foundations), TOTAL)
 
     # --- views ---------------------------------------------------------------------
-    def view(self, state: PersianState) -> dict[str, Any]:
+    def view_rest(self, state: PersianState) -> dict[str, Any]:
         found = state.foundations
         return {
-            "game": self.id,
-            "piles": [codes(p) for p in state.piles],
             # per suit S, H, D, C: the higher foundation first; None for an empty one
             "foundations": [_TOP_CODES[i >> 1][found[i ^ 1]] for i in range(8)],
             "redeals_used": state.redeals,
