@@ -38,6 +38,7 @@ async def test_fifty_racers_play_whole_races(open_app: App, room: int) -> None:
     result: dict[str, Any] = await load.generate(open_app.ws_url, "race", 50, room, seconds=2.0, rate=None, warmup=0.2)
     assert result["error_count"] == 0, result["errors"]
     assert result["samples"] > 100 and result["races_finished"] >= 50 // room
+    assert 0 <= result["races_before_deadline"] <= result["races_finished"]
     db = Path(open_app.config.db_url.split("///", 1)[1])
     with sqlite3.connect(db) as conn:
         finished = conn.execute("SELECT count(*) FROM races WHERE status = 'finished'").fetchone()[0]

@@ -99,10 +99,14 @@ async def serve(config: Config) -> None:
     app = await App.start(config)
     # Full collections re-scan every tracked object; the ones made at startup (modules,
     # SQLAlchemy, the engine) never die, and scanning them cost ~15-50 ms pauses under
-    # load. Freeze them out of the scans, and collect the young generation less often.
+    # load. Freeze them out of the scans. Each connection waiting for its next frame holds
+    # ~25 fresh objects (websockets' receive chain), so a young collection with 1,000
+    # racers took 10-35 ms and came every ~4 s at a threshold of 10,000; the server makes
+    # almost no cyclic garbage (refcounting frees it all), and at 100,000 none came in 100 s
+    # (docs/performance.md, item 30).
     gc.collect()
     gc.freeze()
-    gc.set_threshold(10_000, 10, 10)
+    gc.set_threshold(100_000, 10, 10)
     print(f"solitaire-race is running: open {app.url} (websocket {app.ws_url}, database {config.db_url})", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
