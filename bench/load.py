@@ -20,10 +20,11 @@ Against the echo server the same racers send the same move messages and get them
 Prints per case: moves (or messages) per second, p50/p99/max round trip, server CPU use,
 the share of the window the hypervisor stole from the server's core (``steal`` in
 /proc/stat: on a shared virtual machine it stalls the server for tens of milliseconds at a
-time, which shows in the p99 and no code change can remove), server RSS per connected racer, the races that ended within the case (not counting those
-ended by every racer resigning at its deadline: in a few seconds there are few), and the
-ratio of the race server's moves/s to the echo server's messages/s in the same run. ``--modes`` picks
-saturation and/or paced rates; ``--json`` also writes the figures, to compare commits;
+time, which shows in the p99 and no code change can remove), server RSS per connected
+racer, the races that ended before the case's deadline (a race still being played then
+ends by its racers resigning, which is not counted: in a few seconds there are few), and
+the ratio of the race server's moves/s to the echo server's messages/s in the same run.
+``--modes`` picks saturation and/or paced rates; ``--json`` also writes the figures, to compare commits;
 ``--repeat R`` runs each case R times, echo and race alternating, and prints medians (the
 ratio is the median of each pair's own ratio): on a shared, noisy machine one run says little.
 
@@ -208,7 +209,7 @@ class Stats:
         self.window = (0.0, 0.0)
         self.moves_in_window = 0
         self.races_finished = 0  # every race a room finished, those ended at the deadline too
-        self.races_before_deadline = 0  # ...and those that ended by themselves (won, stuck, 300 moves)
+        self.races_before_deadline = 0  # ...and those whose every racer was done before it
 
     def record(self, sent: float, received: float) -> None:
         if self.window[0] <= sent and received <= self.window[1]:
@@ -383,7 +384,6 @@ async def generate(
     url: str, kind: str, racers: int, room_size: int, seconds: float, rate: float | None, player: str = "naive", warmup: float = 1.0
 ) -> dict[str, Any]:
     stats = Stats()
-    rng = random.Random(42)
     clients: list[Racer] = []
     for i in range(racers):
         client = await ws_connect(url)

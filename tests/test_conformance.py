@@ -45,6 +45,7 @@ def playout(game: Game[Any], deal: int, *, probe_every: int = 20) -> None:
     assert game.deal(deal, SECRET) == start, "dealing must be deterministic"
     cards = Counter(game.all_cards(start))
     state, log = start, []
+    seen: list[Any] = [start]  # every position so far
     for step in range(MAX_STEPS):
         json.dumps(game.view(state))
         json.dumps(game.snapshot(state))
@@ -89,6 +90,9 @@ def playout(game: Game[Any], deal: int, *, probe_every: int = 20) -> None:
         assert before != state, f"{move} changed nothing"
         assert Counter(game.all_cards(state)) == cards, f"cards not conserved after {move}"
         check_view_changes(game, before, state)
+        if len(seen) >= 4:  # several moves in one message: changes from further back
+            check_view_changes(game, seen[-4], state)
+        seen.append(state)
         log.append(game.format_move(move))
     replayed, applied = replay(game, game.deal(deal, SECRET), log)
     assert applied == len(log)

@@ -34,3 +34,20 @@ def test_a_whole_field_then_an_item_of_it() -> None:
 def test_changes_that_do_not_fit_are_refused(changes: list[list[object]]) -> None:
     with pytest.raises(ValueError):
         view_changes.apply(VIEW, changes)
+
+
+@pytest.mark.parametrize(
+    "before, after",
+    [
+        ([(1, 2), (3,), ()], [(1, 2), (3, 4), ()]),  # one pile changed
+        ([(1, 2), (3,)], [(1, 2), (3,)]),  # equal piles, new tuples: nothing to send
+        ([(1,), (2,)], [(1,), (2,), (3,)]),  # a new row dealt: the whole list
+        ([(1,), (2,)], [(1,)]),
+    ],
+)
+def test_item_changes_are_what_diff_gives_for_the_rendered_lists(before: list[tuple[int, ...]], after: list[tuple[int, ...]]) -> None:
+    def render(pile: tuple[int, ...]) -> list[str]:
+        return [str(card) for card in pile]
+
+    expected = view_changes.diff({"piles": [render(p) for p in before]}, {"piles": [render(p) for p in after]})
+    assert view_changes.item_changes("piles", before, after, render) == expected

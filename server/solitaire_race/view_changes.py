@@ -5,7 +5,7 @@ piles a move touched, not all of them. The format is game-agnostic, so every cli
 applies it with the same few lines: a list of entries ``[key, value]`` (the view's
 ``key`` is now ``value``) or ``[key, index, value]`` (item ``index`` of the list at
 ``key`` is now ``value``), applied in order. Pure functions over JSON-like data; the
-server (``room.py``), the terminal client and the bots share them, and
+engine's games (``Game.view_changes``), the terminal client and the bots share them, and
 ``client/web/js/view-changes.js`` is the browser's copy. ``diff({}, view)`` is the whole
 view as changes, every field whole: what the room sends when it cannot know which view
 the client has (``Room.resync``).
@@ -13,10 +13,11 @@ the client has (``Room.resync``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 Change = list[Any]
+T = TypeVar("T")
 
 
 def diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Change]:
@@ -34,6 +35,16 @@ def diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Change]:
         else:
             out.append([key, value])
     return out
+
+
+def item_changes(key: str, before: Sequence[T], after: Sequence[T], render: Callable[[T], Any]) -> list[Change]:
+    """What ``diff`` gives for the view's list at ``key``, from the parts of two states that
+    the list's items are rendered from (``render``), rendering only the items that changed.
+    A move makes new tuples only for the piles it touches and shares the rest, so an
+    untouched pile costs one identity test."""
+    if len(before) != len(after):
+        return [[key, [render(item) for item in after]]]
+    return [[key, i, render(b)] for i, (a, b) in enumerate(zip(before, after)) if a is not b and a != b]
 
 
 def apply(view: Mapping[str, Any], changes: Sequence[Sequence[Any]]) -> dict[str, Any]:

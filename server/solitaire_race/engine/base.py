@@ -13,7 +13,7 @@ import enum
 import functools
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -75,7 +75,6 @@ def require_unused(move: Move, *, src: bool = False, dst: bool = False) -> None:
 PRODUCTIVE = frozenset({Kind.HOME, Kind.REDEAL, Kind.STOCK, Kind.PLAY, Kind.EXCHANGE})
 
 S = TypeVar("S")
-T = TypeVar("T")
 
 
 class Game(ABC, Generic[S]):
@@ -177,8 +176,8 @@ class Game(ABC, Generic[S]):
     def view_changes(self, before: S | None, after: S) -> list[Change]:
         """The changes (``view_changes.py``'s format) that turn the view of ``before`` into
         the view of ``after``; with ``before`` None, the whole view as changes. The room
-        sends them after every move, so games with big views override this to build only
-        what the move touched (``item_changes``); the result must be the same."""
+        sends them after every move, so games override this to build only what the move
+        touched (``view_changes.item_changes``); the result must be the same."""
         return diff({} if before is None else self.view(before), self.view(after))
 
     @abstractmethod
@@ -198,13 +197,6 @@ class Game(ABC, Generic[S]):
 
     def describe(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "summary": self.summary}
-
-
-def item_changes(key: str, before: Sequence[T], after: Sequence[T], render: Callable[[T], Any]) -> list[Change]:
-    """``[key, i, render(item)]`` for each item ``i`` of a view's list that a move changed,
-    from the state's parts (same length). A move makes new tuples only for the piles it
-    touches and shares the rest, so an untouched pile costs one identity test."""
-    return [[key, i, render(b)] for i, (a, b) in enumerate(zip(before, after)) if a is not b and a != b]
 
 
 class StuckSearch(Generic[S]):

@@ -26,7 +26,7 @@ from typing import Any
 
 from ..view_changes import Change, diff
 from .base import Game, IllegalMove, Kind, Move, NotationError, Progress
-from .cards import KING, Card, code, codes, label, standard_deck
+from .cards import Card, code, codes, label, standard_deck
 from .piles import Pile, deal_round, replace
 
 PILES = 13

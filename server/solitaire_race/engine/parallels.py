@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..view_changes import Change, diff, item_changes
 from .base import IllegalMove, Kind, Move, NotationError
 from .cards import Card, code, codes, label
 from .piles import TwoWayFoundations
@@ -42,6 +43,14 @@ class ParallelsState:
 
 def slot_name(i: int) -> str:
     return f"{COLUMNS[i % WIDTH]}{i // WIDTH + 1}"
+
+
+def _rows(slots: tuple[Card, ...]) -> list[tuple[Card, ...]]:
+    return [slots[r : r + WIDTH] for r in range(0, len(slots), WIDTH)]
+
+
+def _row_view(row: tuple[Card, ...]) -> list[str | None]:
+    return [code(c) if c else None for c in row]
 
 
 def is_free(slots: tuple[Card, ...], i: int) -> bool:
@@ -131,13 +140,18 @@ class Parallels(TwoDeckGame[ParallelsState]):
 
     # --- views ---------------------------------------------------------------------
     def view(self, state: ParallelsState) -> dict[str, Any]:
+        return {"game": self.id, "rows": [_row_view(row) for row in _rows(state.slots)], **self._view_rest(state)}
+
+    def view_changes(self, before: ParallelsState | None, after: ParallelsState) -> list[Change]:
+        if before is None:
+            return super().view_changes(before, after)
+        rows = item_changes("rows", _rows(before.slots), _rows(after.slots), _row_view)
+        return rows + diff(self._view_rest(before), self._view_rest(after))
+
+    @staticmethod
+    def _view_rest(state: ParallelsState) -> dict[str, Any]:
         slots = state.slots
         return {
-            "game": self.id,
-            "rows": [
-                [code(c) if c else None for c in slots[r : r + WIDTH]]
-                for r in range(0, len(slots), WIDTH)
-            ],
             "free": [slot_name(i) for i, c in enumerate(slots) if c and is_free(slots, i)],
             "foundations": TwoWayFoundations.view(state.foundations),
             "stock_count": len(state.stock),

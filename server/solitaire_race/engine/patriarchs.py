@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..view_changes import Change, diff, item_changes
 from .base import IllegalMove, Kind, Move, NotationError
 from .cards import Card, code, codes
 from .piles import TwoWayFoundations
@@ -33,6 +34,10 @@ from .two_deck import STOCK, TwoDeckGame, dealt
 SLOTS = 9
 WASTE = 9  # Move.src of the waste
 REDEAL = Move(Kind.REDEAL)
+
+
+def _slot_view(c: Card) -> str | None:
+    return code(c) if c else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,10 +160,17 @@ class Patriarchs(TwoDeckGame[PatriarchsState]):
 
     # --- views ---------------------------------------------------------------------
     def view(self, state: PatriarchsState) -> dict[str, Any]:
+        return {"game": self.id, "tableau": [_slot_view(c) for c in state.tableau], **self._view_rest(state)}
+
+    def view_changes(self, before: PatriarchsState | None, after: PatriarchsState) -> list[Change]:
+        if before is None:
+            return super().view_changes(before, after)
+        tableau = item_changes("tableau", before.tableau, after.tableau, _slot_view)
+        return tableau + diff(self._view_rest(before), self._view_rest(after))
+
+    def _view_rest(self, state: PatriarchsState) -> dict[str, Any]:
         waste = state.waste
         return {
-            "game": self.id,
-            "tableau": [code(c) if c else None for c in state.tableau],
             "waste_top": code(waste[-1]) if waste else None,
             "waste_count": len(waste),
             "stock_count": len(state.stock),

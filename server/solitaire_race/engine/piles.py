@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
-from ..view_changes import Change, diff
-from .base import IllegalMove, Kind, Move, NotationError, item_changes
+from ..view_changes import Change, diff, item_changes
+from .base import IllegalMove, Kind, Move, NotationError
 from .cards import ACE, KING, Card, card, code, codes, label, suit_label, suit_of
 
 Pile = tuple[Card, ...]
@@ -78,7 +78,7 @@ class OpenPilesView:
     ``{"game", "piles": each pile's card codes bottom to top, **view_rest(state)}``, and a
     move's view changes are built from the piles it replaced, not from whole views."""
 
-    id: str
+    id: ClassVar[str]
 
     def view_rest(self, state: Any) -> dict[str, Any]:
         """The view's other fields: foundations, redeals."""
