@@ -102,8 +102,9 @@ async def serve(config: Config) -> None:
     # load. Freeze them out of the scans. Each connection waiting for its next frame holds
     # ~25 fresh objects (websockets' receive chain), so a young collection with 1,000
     # racers took 10-35 ms and came every ~4 s at a threshold of 10,000; the server makes
-    # almost no cyclic garbage (refcounting frees it all), and at 100,000 none came in 100 s
-    # (docs/performance.md, item 30).
+    # almost no cyclic garbage (refcounting frees it all), and at 100,000 none came in 100 s.
+    # The price: closed connections' cycles wait longer, up to ~14 MiB (docs/performance.md,
+    # item 30).
     gc.collect()
     gc.freeze()
     gc.set_threshold(100_000, 10, 10)

@@ -18,7 +18,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-from sqlalchemy import Engine, Float, and_, case, cast, create_engine, delete, event, func, insert, or_, select, update
+from sqlalchemy import Engine, Float, and_, bindparam, case, cast, create_engine, delete, event, func, insert, or_, select, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import URL, Connection, make_url
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
@@ -230,6 +230,13 @@ def _result_record(row: Result, player_name: str) -> ResultRecord:
 
 
 @functools.cache
+def _player_by_name() -> Any:
+    # Built once: each ``func`` expression is a small reference cycle that only the garbage
+    # collector frees, and every hello made one (docs/performance.md, item 30).
+    return select(Player).where(func.lower(Player.name) == func.lower(bindparam("name"))).order_by(Player.id).limit(1)
+
+
+@functools.cache
 def _stats_upsert() -> Any:
     """INSERT a racer's first result of a game, or fold it into their row (built once)."""
     table = PlayerStats.__table__
@@ -370,11 +377,8 @@ class Store:
     async def player_by_name(self, name: str) -> PlayerRecord | None:
         """The oldest player with this name, ignoring ASCII case (so "Ann" is not a second
         "ann"); SQL ``lower`` on both sides keeps the comparison consistent."""
-        statement = (
-            select(Player).where(func.lower(Player.name) == func.lower(name)).order_by(Player.id).limit(1)
-        )
         async with self._sessions() as session:
-            row = await session.scalar(statement)
+            row = await session.scalar(_player_by_name(), {"name": name})
             return None if row is None else _player_record(row)
 
     async def player(self, player_id: int) -> PlayerRecord | None:
