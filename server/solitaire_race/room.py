@@ -375,11 +375,10 @@ class Room:
         progress = game.progress(state)
         at_ms = self._elapsed_ms(now)
         effects: list[Effect] = []
+        changes: list[Change] = []  # none if nothing applied: the view is as the client has it
         if applied:
             racer.last_move_ms = at_ms
             effects.append(LogMoves(racer.id, tuple(racer.record("move", text, at_ms) for text in applied)))
-        changes: list[Change] = []
-        if applied:  # else the view is as the client has it
             changes = game.view_changes(racer.shown, state)
             racer.shown = state
         reply: dict[str, Any] = {

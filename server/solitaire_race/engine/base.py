@@ -13,11 +13,11 @@ import enum
 import functools
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
-from ..view_changes import Change, diff
+from ..view_changes import Change, diff, item_changes
 from .cards import Card
 from .shuffle import check_deal_number, deal_label, keyed_shuffle
 
@@ -169,16 +169,31 @@ class Game(ABC, Generic[S]):
         return outcome
 
     # --- what players and logs see -------------------------------------------------
+    # A view is ``{"game", <one list: the piles, rows or slots>, **view_rest(state)}``.
     @abstractmethod
+    def view_list(self, state: S) -> tuple[str, Sequence[Any], Callable[[Any], Any]]:
+        """The view's list: its key, the state's parts its items are made from (piles are
+        shared tuples, so a move replaces only those it touches), and how one part is shown."""
+
+    @abstractmethod
+    def view_rest(self, state: S) -> dict[str, Any]:
+        """The view's other fields: foundations, stock and redeal counts."""
+
     def view(self, state: S) -> dict[str, Any]:
         """The player's view as JSON-able data: no face-down card, no stock order."""
+        key, parts, show = self.view_list(state)
+        return {"game": self.id, key: [show(part) for part in parts], **self.view_rest(state)}
 
     def view_changes(self, before: S | None, after: S) -> list[Change]:
         """The changes (``view_changes.py``'s format) that turn the view of ``before`` into
-        the view of ``after``; with ``before`` None, the whole view as changes. The room
-        sends them after every move, so games override this to build only what the move
-        touched (``view_changes.item_changes``); the result must be the same."""
-        return diff({} if before is None else self.view(before), self.view(after))
+        the view of ``after``, exactly those of ``diff`` of the two views; with ``before``
+        None, the whole view as changes. The room sends them after every move: only the
+        list's items whose parts a move replaced are built, and the other fields."""
+        if before is None:
+            return diff({}, self.view(after))
+        key, old, show = self.view_list(before)
+        new = self.view_list(after)[1]
+        return item_changes(key, old, new, show) + diff(self.view_rest(before), self.view_rest(after))
 
     @abstractmethod
     def snapshot(self, state: S) -> dict[str, Any]:

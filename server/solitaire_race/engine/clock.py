@@ -20,11 +20,10 @@ Notation (hours 1-13, 13 or ``c`` = the centre):
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..view_changes import Change, diff
 from .base import Game, IllegalMove, Kind, Move, NotationError, Progress
 from .cards import Card, code, codes, label, standard_deck
 from .piles import Pile, deal_round, replace
@@ -49,6 +48,14 @@ _NO_PILES: tuple[Pile, ...] = ((),) * PILES
 
 def hour_name(index: int) -> str:
     return "the centre (hour 13)" if index == CENTRE else f"hour {index + 1}"
+
+
+_Hour = tuple[int, int, Pile]  # what a pile's view is made of: hour, face-down count, face-up cards
+
+
+def _hour_view(hour: _Hour) -> dict[str, Any]:
+    number, down, up = hour
+    return {"hour": number, "face_down": down, "face_up": codes(up)}
 
 
 def home_pile(c: Card) -> int:
@@ -162,25 +169,11 @@ class Clock(Game[ClockState]):
         return Progress(sum(len(p) for p in state.up), 52)
 
     # --- views ---------------------------------------------------------------------
-    def view(self, state: ClockState) -> dict[str, Any]:
-        return {"game": self.id, "piles": [self._pile_view(state, i) for i in range(PILES)], **self._view_rest(state)}
+    def view_list(self, state: ClockState) -> tuple[str, Sequence[_Hour], Callable[[_Hour], dict[str, Any]]]:
+        # A move turns one or two cards: only those hours' piles are shown again.
+        return "piles", [(i + 1, len(down), up) for i, (down, up) in enumerate(zip(state.down, state.up))], _hour_view
 
-    def view_changes(self, before: ClockState | None, after: ClockState) -> list[Change]:
-        if before is None:
-            return super().view_changes(before, after)
-        # A move turns one or two cards: only those hours' piles are built.
-        piles = [
-            ["piles", i, self._pile_view(after, i)]
-            for i in range(PILES)
-            if before.up[i] != after.up[i] or len(before.down[i]) != len(after.down[i])
-        ]
-        return piles + diff(self._view_rest(before), self._view_rest(after))
-
-    @staticmethod
-    def _pile_view(state: ClockState, i: int) -> dict[str, Any]:
-        return {"hour": i + 1, "face_down": len(state.down[i]), "face_up": codes(state.up[i])}
-
-    def _view_rest(self, state: ClockState) -> dict[str, Any]:
+    def view_rest(self, state: ClockState) -> dict[str, Any]:
         return {
             "hand": None if state.hand is None else code(state.hand),
             "exchange_used": state.exchanged,

@@ -18,11 +18,10 @@ Notation (columns a-j left to right, rows numbered from 1 at the top):
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..view_changes import Change, diff, item_changes
 from .base import IllegalMove, Kind, Move, NotationError
 from .cards import Card, code, codes, label
 from .piles import TwoWayFoundations
@@ -45,11 +44,10 @@ def slot_name(i: int) -> str:
     return f"{COLUMNS[i % WIDTH]}{i // WIDTH + 1}"
 
 
-def _rows(slots: tuple[Card, ...]) -> list[tuple[Card, ...]]:
-    return [slots[r : r + WIDTH] for r in range(0, len(slots), WIDTH)]
+Row = tuple[Card, ...]  # WIDTH slots
 
 
-def _row_view(row: tuple[Card, ...]) -> list[str | None]:
+def _row_view(row: Row) -> list[str | None]:
     return [code(c) if c else None for c in row]
 
 
@@ -139,17 +137,11 @@ class Parallels(TwoDeckGame[ParallelsState]):
         return f"there is no {where}: the dealt rows are 1-{rows}, columns a-j"
 
     # --- views ---------------------------------------------------------------------
-    def view(self, state: ParallelsState) -> dict[str, Any]:
-        return {"game": self.id, "rows": [_row_view(row) for row in _rows(state.slots)], **self._view_rest(state)}
+    def view_list(self, state: ParallelsState) -> tuple[str, Sequence[Row], Callable[[Row], list[str | None]]]:
+        slots = state.slots
+        return "rows", [slots[r : r + WIDTH] for r in range(0, len(slots), WIDTH)], _row_view
 
-    def view_changes(self, before: ParallelsState | None, after: ParallelsState) -> list[Change]:
-        if before is None:
-            return super().view_changes(before, after)
-        rows = item_changes("rows", _rows(before.slots), _rows(after.slots), _row_view)
-        return rows + diff(self._view_rest(before), self._view_rest(after))
-
-    @staticmethod
-    def _view_rest(state: ParallelsState) -> dict[str, Any]:
+    def view_rest(self, state: ParallelsState) -> dict[str, Any]:
         slots = state.slots
         return {
             "free": [slot_name(i) for i, c in enumerate(slots) if c and is_free(slots, i)],

@@ -21,11 +21,10 @@ Notation (``Move.src`` is the slot number minus one, 9 for the waste):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..view_changes import Change, diff, item_changes
 from .base import IllegalMove, Kind, Move, NotationError
 from .cards import Card, code, codes
 from .piles import TwoWayFoundations
@@ -159,16 +158,10 @@ class Patriarchs(TwoDeckGame[PatriarchsState]):
         return "the stock and the waste are both empty"
 
     # --- views ---------------------------------------------------------------------
-    def view(self, state: PatriarchsState) -> dict[str, Any]:
-        return {"game": self.id, "tableau": [_slot_view(c) for c in state.tableau], **self._view_rest(state)}
+    def view_list(self, state: PatriarchsState) -> tuple[str, Sequence[Card], Callable[[Card], str | None]]:
+        return "tableau", state.tableau, _slot_view
 
-    def view_changes(self, before: PatriarchsState | None, after: PatriarchsState) -> list[Change]:
-        if before is None:
-            return super().view_changes(before, after)
-        tableau = item_changes("tableau", before.tableau, after.tableau, _slot_view)
-        return tableau + diff(self._view_rest(before), self._view_rest(after))
-
-    def _view_rest(self, state: PatriarchsState) -> dict[str, Any]:
+    def view_rest(self, state: PatriarchsState) -> dict[str, Any]:
         waste = state.waste
         return {
             "waste_top": code(waste[-1]) if waste else None,

@@ -14,13 +14,13 @@ Notation (piles numbered 1-12):
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .base import Game, IllegalMove, Kind, Move, Progress, require_unused
-from .cards import ACE, Card, code, label, standard_deck
-from .piles import REDEAL, OpenPilesView, Pile, PileNotation, SuitFoundations, deal_in_chunks, pile_at, replace, top_run
+from .cards import ACE, Card, code, codes, label, standard_deck
+from .piles import REDEAL, Pile, PileNotation, SuitFoundations, deal_in_chunks, pile_at, replace, top_run
 
 PILES = 12
 PILE_SIZE = 4
@@ -36,7 +36,7 @@ class PerseveranceState:
 
 
 
-class Perseverance(OpenPilesView, Game[PerseveranceState]):
+class Perseverance(Game[PerseveranceState]):
     id = "perseverance"
     name = "Perseverance"
     summary = "12 open piles built down in suit; runs move as a unit; two redeals."
@@ -160,6 +160,9 @@ class Perseverance(OpenPilesView, Game[PerseveranceState]):
         return Progress(SuitFoundations.count(state.foundations), 52)
 
     # --- views ---------------------------------------------------------------------
+    def view_list(self, state: PerseveranceState) -> tuple[str, Sequence[Pile], Callable[[Pile], list[str]]]:
+        return "piles", state.piles, codes  # bottom to top
+
     def view_rest(self, state: PerseveranceState) -> dict[str, Any]:
         return {
             "foundations": [code(t * 4 + s) for s, t in enumerate(state.foundations)],

@@ -19,7 +19,7 @@ Notation (piles numbered 1-8):
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,12 +31,13 @@ from .cards import (
     Card,
     card,
     code,
+    codes,
     is_red,
     label,
     standard_deck,
     suit_label,
 )
-from .piles import REDEAL, OpenPilesView, Pile, PileNotation, deal_round, pile_at, replace
+from .piles import REDEAL, Pile, PileNotation, deal_round, pile_at, replace
 
 PILES = 8
 MAX_REDEALS = 2
@@ -109,7 +110,7 @@ def gather(piles: Sequence[Pile]) -> list[Card]:
     return [c for pile in piles for c in reversed(pile)]
 
 
-class PersianPatience(OpenPilesView, Game[PersianState]):
+class PersianPatience(Game[PersianState]):
     id = "persian-patience"
     name = "Persian Patience"
     summary = (
@@ -222,6 +223,9 @@ class PersianPatience(OpenPilesView, Game[PersianState]):
         return Progress(sum(state.foundations), TOTAL)
 
     # --- views ---------------------------------------------------------------------
+    def view_list(self, state: PersianState) -> tuple[str, Sequence[Pile], Callable[[Pile], list[str]]]:
+        return "piles", state.piles, codes  # bottom to top
+
     def view_rest(self, state: PersianState) -> dict[str, Any]:
         found = state.foundations
         return {

@@ -6,18 +6,14 @@
   with top cards shifting between them when they meet (Parallels, Patriarchs).
 - Pile-level helpers for dealing in chunks and replacing piles inside a tuple.
 - ``PileNotation``: the move notation of games played between numbered piles.
-- ``OpenPilesView``: the view of games whose piles are all face up.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, ClassVar, Protocol
-
-from ..view_changes import Change, diff, item_changes
 from .base import IllegalMove, Kind, Move, NotationError
-from .cards import ACE, KING, Card, card, code, codes, label, suit_label, suit_of
+from .cards import ACE, KING, Card, card, code, label, suit_label, suit_of
 
 Pile = tuple[Card, ...]
 
@@ -66,32 +62,6 @@ def top_run(pile: Pile) -> int:
     while n < len(pile) and pile[-n - 1] == pile[-n] + 4:
         n += 1
     return n if pile else 0
-
-
-class HasPiles(Protocol):
-    @property
-    def piles(self) -> tuple[Pile, ...]: ...
-
-
-class OpenPilesView:
-    """For a game (mixed in before ``Game``) whose piles are all face up: its view is
-    ``{"game", "piles": each pile's card codes bottom to top, **view_rest(state)}``, and a
-    move's view changes are built from the piles it replaced, not from whole views."""
-
-    id: ClassVar[str]
-
-    def view_rest(self, state: Any) -> dict[str, Any]:
-        """The view's other fields: foundations, redeals."""
-        raise NotImplementedError
-
-    def view(self, state: HasPiles) -> dict[str, Any]:
-        return {"game": self.id, "piles": [codes(p) for p in state.piles], **self.view_rest(state)}
-
-    def view_changes(self, before: HasPiles | None, after: HasPiles) -> list[Change]:
-        if before is None:
-            return diff({}, self.view(after))
-        # In the view's order, as ``diff`` of the two views gives them.
-        return item_changes("piles", before.piles, after.piles, codes) + diff(self.view_rest(before), self.view_rest(after))
 
 
 class SuitFoundations:
