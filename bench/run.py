@@ -2,7 +2,7 @@
 
 Runs, in order: the engine benchmark (bench/engine.py), the solver benchmark
 (bench/solver.py, when present), the leaderboard benchmark at one million results
-(bench/leaderboard.py) and the load benchmark against the raw websockets ceiling
+(bench/leaderboard.py), the move-log commit benchmark (bench/move_log.py) and the load benchmark against the raw websockets ceiling
 (bench/load.py). ``--quick`` runs smaller versions of each (a few minutes in all). Every
 benchmark prints its own figures; nothing is asserted.
 """
@@ -30,6 +30,7 @@ def main() -> int:
         ("engine", ["engine.py", "--deals", "10" if args.quick else "40"]),
         ("solver", ["solver.py", "--deals", "20" if args.quick else "200"]),
         ("leaderboard", ["leaderboard.py", "--results", "100000" if args.quick else "1000000"]),
+        ("move_log", ["move_log.py", "--commits", "100" if args.quick else "600"]),
         ("load", ["load.py", *(["--racers", "100", "--rooms", "2,8", "--seconds", "3"] if args.quick else [])]),
     ]
     failed = 0

@@ -328,8 +328,11 @@ def test_restore_refuses_a_log_that_does_not_replay() -> None:
     room = make_room()
     with pytest.raises(IllegalMove):
         room.restore(0.0, [(1, "p1", [(0, "move", "1>1", 10)])], now=1.0)
-    with pytest.raises(ValueError, match="skips"):
+    with pytest.raises(ValueError, match="seq 1 where 0 is due"):  # a gap
         make_room().restore(0.0, [(1, "p1", [(1, "move", WINNING_LINE[0], 10)])], now=1.0)
+    repeated = [(0, "move", WINNING_LINE[0], 10), (0, "move", WINNING_LINE[1], 20)]
+    with pytest.raises(ValueError, match="seq 0 where 1 is due"):  # the journal does not prevent it
+        make_room().restore(0.0, [(1, "p1", repeated)], now=1.0)
 
 
 def test_every_room_error_code_is_a_protocol_error_code() -> None:

@@ -180,12 +180,89 @@ def test_move_log_becomes_without_rowid_and_keeps_its_rows_and_rules(tmp_path: P
             with pytest.raises(sqlite3.IntegrityError):
                 db.execute("INSERT INTO move_log VALUES (1, 1, 0, 'move', 'x', 0)")  # seq taken
 
-    command.upgrade(config, "head")
+    command.upgrade(config, "0005")
     assert "WITHOUT ROWID" in table_sql()
     check_rules()
     command.downgrade(config, "0004")
     assert "WITHOUT ROWID" not in table_sql()
     check_rules()
+
+
+def test_move_log_becomes_a_journal_and_running_races_resume_from_it(tmp_path: Path) -> None:
+    """Migration 0006 turns move_log into a rowid table in (race, player, seq) order, sets
+    each race's ``log_from``, keeps the CHECK and foreign keys, and a store opened on it
+    resumes the running races with their whole logs; the downgrade gives 0005's table back."""
+    path = tmp_path / "m.sqlite3"
+    config = alembic_config(url_for(path))
+    config.attributes["configure_logger"] = False
+    command.upgrade(config, "0005")
+    # Race 1 finished, race 2 running with entries, race 3 running with none yet; rows
+    # inserted out of key order (the old table keeps key order whatever the insert order).
+    rows = [(2, 1, 1, "move", "2>f", 20), (1, 1, 0, "move", "1h", 5), (2, 1, 0, "move", "1>f", 10), (2, 2, 0, "resign", "", 30)]
+    with sqlite3.connect(path) as db:
+        db.executemany(
+            "INSERT INTO players (id, name, token_hash, created_at) VALUES (?, ?, ?, 1795000000000000)",
+            [(1, "ann", "h1"), (2, "bob", "h2")],
+        )
+        db.executemany(
+            "INSERT INTO races (id, code, game, deal_number, private, status, created_by, time_limit_s, created_at, started_at) "
+            "VALUES (?, ?, 'persian-patience', 1, 1, ?, 1, 600, 1795000000000000, 1795000000000000)",
+            [(1, "BCDFGH", "finished"), (2, "BCDFGJ", "running"), (3, "BCDFGK", "running")],
+        )
+        db.executemany("INSERT INTO race_entries (race_id, player_id) VALUES (?, ?)", [(2, 1), (2, 2), (3, 1)])
+        db.executemany("INSERT INTO move_log VALUES (?, ?, ?, ?, ?, ?)", rows)
+
+    command.upgrade(config, "head")
+    with sqlite3.connect(path) as db:
+        assert "WITHOUT ROWID" not in db.execute("SELECT sql FROM sqlite_master WHERE name = 'move_log'").fetchone()[0]
+        assert db.execute("SELECT * FROM move_log ORDER BY id").fetchall() == [(i + 1, *row) for i, row in enumerate(sorted(rows))]
+        assert db.execute("SELECT id, log_from FROM races ORDER BY id").fetchall() == [(1, 1), (2, 2), (3, 5)]
+        db.execute("PRAGMA foreign_keys = ON")
+        with pytest.raises(sqlite3.IntegrityError):
+            db.execute("INSERT INTO move_log (race_id, player_id, seq, kind, text, at_ms) VALUES (2, 1, 9, 'teleport', 'x', 0)")
+        with pytest.raises(sqlite3.IntegrityError):
+            db.execute("INSERT INTO move_log (race_id, player_id, seq, kind, text, at_ms) VALUES (7, 1, 9, 'move', 'x', 0)")
+
+    async def resumed() -> dict[int, dict[int, tuple[tuple[int, str, str, int], ...]]]:
+        async with await Store.open(url_for(path)) as store:
+            return {r.race.id: r.logs for r in await store.running_races()}
+
+    # (Sync test: alembic's env.py runs its own event loop.)
+    assert asyncio.run(resumed()) == {
+        2: {1: ((0, "move", "1>f", 10), (1, "move", "2>f", 20)), 2: ((0, "resign", "", 30),)},
+        3: {1: ()},
+    }
+
+    command.downgrade(config, "0005")
+    with sqlite3.connect(path) as db:
+        assert "WITHOUT ROWID" in db.execute("SELECT sql FROM sqlite_master WHERE name = 'move_log'").fetchone()[0]
+        assert db.execute("SELECT * FROM move_log").fetchall() == sorted(rows)
+        assert "log_from" not in {c[1] for c in db.execute("PRAGMA table_info(races)")}
+
+
+async def test_running_races_read_their_logs_from_the_journal_tail(store: Store) -> None:
+    """Entries of many races interleave in the journal; each running race gets exactly its
+    own, in seq order, and a race started later starts its log after every earlier entry."""
+    ann, bob = await new_player(store, "ann"), await new_player(store, "bob")
+    old = await new_race(store, "BCDF", created_by=ann)
+    await store.mark_race_started(old, T0, [ann])
+    await store.log_moves(old, ann, [(0, "move", "1h", 1)])
+    await store.finish_race(old, T0 + timedelta(minutes=1), [result(old, ann, 1, move_log=("1h",))])
+    first = await new_race(store, "BCDG", created_by=ann)
+    await store.mark_race_started(first, T0, [ann, bob])
+    await store.log_moves(first, ann, [(0, "move", "a", 10)])
+    second = await new_race(store, "BCDH", created_by=bob)
+    await store.mark_race_started(second, T0, [bob])
+    await asyncio.gather(
+        store.log_moves(first, bob, [(0, "move", "b", 11)]),
+        store.log_moves(second, bob, [(0, "move", "c", 12), (1, "move", "d", 13)]),
+        store.log_moves(first, ann, [(1, "resign", "", 14)]),
+    )
+    running = {r.race.id: r.logs for r in await store.running_races()}
+    assert running == {
+        first: {ann: ((0, "move", "a", 10), (1, "resign", "", 14)), bob: ((0, "move", "b", 11),)},
+        second: {bob: ((0, "move", "c", 12), (1, "move", "d", 13))},
+    }
 
 
 # --- connection setup -------------------------------------------------------------------
@@ -420,9 +497,9 @@ async def test_writes_queued_together_fail_alone(store: Store) -> None:
     assert await store.player_by_name("ann2") is None
     (running,) = await store.running_races()
     assert running.logs[ann] == ((0, "move", "1h", 10), (1, "move", "2-3", 20))
-    # A failing batch fails every move in it, and only them: seq 1 again is a duplicate key.
+    # A failing batch fails every move in it, and only them: there is no race 999.
     with pytest.raises(ConstraintViolation):
-        await store.log_moves(race_id, ann, [(1, "move", "r", 30)])
+        await store.log_moves(999, ann, [(2, "move", "r", 30)])
     await store.log_moves(race_id, ann, [(2, "move", "r", 30)])
     (running,) = await store.running_races()
     assert [seq for seq, *_ in running.logs[ann]] == [0, 1, 2]

@@ -327,7 +327,7 @@ class Room:
             racer = Racer(pid, name, connected=False, state=first)
             for seq, kind, text, at_ms in entries:
                 if seq != racer.events:
-                    raise ValueError(f"race {self.code}: player {pid}'s log skips from {racer.events} to {seq}")
+                    raise ValueError(f"race {self.code}: player {pid}'s log has seq {seq} where {racer.events} is due")
                 racer.record(kind, text, at_ms)
                 if kind == "move":
                     racer.state = self.game.apply(racer.state, self.game.parse_move(text))

@@ -458,7 +458,10 @@ class Store:
         started = _check_time(started_at)
 
         def write(session: Session) -> None:
-            _transition(session, race_id, "open", "running", started_at=started)
+            # Its entries will come after every entry there is: SQLite gives a new row the
+            # largest rowid plus one, and the journal never deletes.
+            next_entry = select(func.coalesce(func.max(MoveLog.id), 0) + 1).scalar_subquery()
+            _transition(session, race_id, "open", "running", started_at=started, log_from=next_entry)
             if player_ids:
                 session.execute(insert(RaceEntry.__table__), [{"race_id": race_id, "player_id": p} for p in player_ids])
             session.commit()
@@ -474,7 +477,7 @@ class Store:
         rows = [(race_id, player_id, seq, kind, text, at_ms) for seq, kind, text, at_ms in entries]  # MOVE_LOG_COLUMNS
         try:
             await self._writer.append_moves(rows)
-        except IntegrityError as error:  # a duplicate seq, an unknown race: the whole batch failed
+        except IntegrityError as error:  # an unknown race or player, a bad kind: the whole batch failed
             raise ConstraintViolation(f"cannot log moves of race {race_id}: {error.orig}") from error
         except SQLAlchemyError as error:
             raise StoreError(f"cannot log moves of race {race_id}: {error}") from error
@@ -483,6 +486,17 @@ class Store:
         """Every race left running (by a crash or a restart), with its racers and logs."""
         async with self._sessions() as session:
             races = list(await session.scalars(select(Race).where(Race.status == "running").order_by(Race.id)))
+            logs: dict[int, dict[int, list[tuple[int, str, str, int]]]] = {race.id: {} for race in races}
+            if races:
+                # One pass over the journal's tail: from the oldest running race's first entry.
+                tail = min(race.log_from or 0 for race in races)
+                entries = await session.execute(
+                    select(MoveLog.race_id, MoveLog.player_id, MoveLog.seq, MoveLog.kind, MoveLog.text, MoveLog.at_ms)
+                    .where(MoveLog.id >= tail).order_by(MoveLog.id)
+                )
+                for race_id, player_id, *entry in entries:
+                    if race_id in logs:
+                        logs[race_id].setdefault(player_id, []).append(tuple(entry))  # type: ignore[arg-type]
             out = []
             for race in races:
                 players = (
@@ -491,15 +505,13 @@ class Store:
                         .where(RaceEntry.race_id == race.id).order_by(Player.id)
                     )
                 ).all()
-                log: dict[int, list[tuple[int, str, str, int]]] = {pid: [] for pid, _ in players}
-                for row in await session.scalars(select(MoveLog).where(MoveLog.race_id == race.id).order_by(MoveLog.player_id, MoveLog.seq)):
-                    log.setdefault(row.player_id, []).append((row.seq, row.kind, row.text, row.at_ms))
+                log: dict[int, list[tuple[int, str, str, int]]] = {pid: [] for pid, _ in players} | logs[race.id]
                 ranked = await session.scalar(select(DailyAttempt.date).where(DailyAttempt.race_id == race.id))
                 out.append(
                     RunningRaceRecord(
                         race=_race_record(race),
                         players=tuple((pid, name) for pid, name in players),
-                        logs={pid: tuple(entries) for pid, entries in log.items()},
+                        logs={pid: tuple(sorted(entries)) for pid, entries in log.items()},  # by seq
                         daily_ranked=ranked is not None,
                     )
                 )
