@@ -490,12 +490,13 @@ class Store:
             if races:
                 # One pass over the journal's tail: from the oldest running race's first entry.
                 tail = min(race.log_from or 0 for race in races)
+                running = select(Race.id).where(Race.status == "running")
                 entries = await session.execute(
                     select(MoveLog.race_id, MoveLog.player_id, MoveLog.seq, MoveLog.kind, MoveLog.text, MoveLog.at_ms)
-                    .where(MoveLog.id >= tail).order_by(MoveLog.id)
+                    .where(MoveLog.id >= tail, MoveLog.race_id.in_(running)).order_by(MoveLog.id)
                 )
                 for race_id, player_id, *entry in entries:
-                    if race_id in logs:
+                    if race_id in logs:  # (one read transaction: it is)
                         logs[race_id].setdefault(player_id, []).append(tuple(entry))  # type: ignore[arg-type]
             out = []
             for race in races:
