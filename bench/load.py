@@ -27,6 +27,8 @@ the ratio of the race server's moves/s to the echo server's messages/s in the sa
 ``--modes`` picks saturation and/or paced rates; ``--json`` also writes the figures, to compare commits;
 ``--repeat R`` runs each case R times, echo and race alternating, and prints medians (the
 ratio is the median of each pair's own ratio): on a shared, noisy machine one run says little.
+``--loop`` picks the event loop both servers run on (default: uvloop where it is installed,
+as the server does), so that the ratio compares them on one stack.
 
 The generator speaks the websocket protocol directly on asyncio (masked frames, minimal
 parsing) so that it costs a few microseconds per message: a ``websockets`` client in the
@@ -470,13 +472,15 @@ def rss_bytes(pid: int) -> int:
     return 0
 
 
-def start_server(kind: str, db: Path) -> tuple[subprocess.Popen[str], str]:
+def start_server(kind: str, db: Path, loop: str = "auto") -> tuple[subprocess.Popen[str], str]:
+    """Start a server on ``loop`` (``solitaire_race.app.loop_factory``): both servers run
+    on the same event loop, so the ratio compares them on one stack."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     if kind == "echo":
-        cmd = [sys.executable, __file__, "echo-server"]
+        cmd = [sys.executable, __file__, "echo-server", loop]
     else:
         cmd = [sys.executable, "-m", "solitaire_race.cli", "serve", "--port", "0", "--db", f"sqlite+aiosqlite:///{db}",
-               "--secret", SECRET, "--countdown", "0", "--rate-limit", "0", "--daily-solver-nodes", "0"]
+               "--secret", SECRET, "--countdown", "0", "--rate-limit", "0", "--daily-solver-nodes", "0", "--loop", loop]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
                             preexec_fn=lambda: (os.sched_setaffinity(0, {SERVER_CPU}), raise_fd_limit()))
     for _ in range(200):
@@ -524,6 +528,8 @@ def run_case(
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
+    from solitaire_race.config import EVENT_LOOPS
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--racers", default="100,1000")
     parser.add_argument("--rooms", default="2,8")
@@ -538,6 +544,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--repeat", type=int, default=1,
         help="run each case this many times, echo and race alternating, and print the medians "
         "(the ratio: the median of each echo/race pair's own ratio); for noisy machines",
+    )
+    parser.add_argument(
+        "--loop", choices=EVENT_LOOPS, default="auto",
+        help="the event loop both servers run on (default auto: uvloop where it is installed)",
     )
     parser.add_argument("--json", help="write the figures to this file")
     args = parser.parse_args(argv)
@@ -558,7 +568,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             for _ in range(args.repeat):
                 for kind in ("echo", "race"):  # alternating: both see the same spells of noise
                     with tempfile.TemporaryDirectory() as tmp:
-                        server, url = start_server(kind, Path(tmp) / "load.sqlite3")
+                        server, url = start_server(kind, Path(tmp) / "load.sqlite3", args.loop)
                         try:
                             warm_up(url)
                             runs[kind].append(run_case(kind, url, server, racers, room, args.seconds, rate, args.player))
@@ -603,7 +613,10 @@ def summarise(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "echo-server":
-        asyncio.run(echo_server())
+        from solitaire_race.app import loop_factory
+
+        with asyncio.Runner(loop_factory=loop_factory(sys.argv[2] if len(sys.argv) > 2 else "auto")[1]) as runner:
+            runner.run(echo_server())
     elif len(sys.argv) > 1 and sys.argv[1] == "generate":
         url, kind, racers, room, seconds, rate = sys.argv[2:8]
         player = sys.argv[8] if len(sys.argv) > 8 else "naive"

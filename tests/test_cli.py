@@ -162,11 +162,12 @@ def test_hint_deals_with_the_secret_a_server_database_keeps(
     assert not missing.exists()
 
 
-def test_serve_runs_migrates_prints_url_and_stops_on_sigterm(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("loop_args", "loop"), [([], "uvloop"), (["--loop", "asyncio"], "asyncio")])
+def test_serve_runs_migrates_prints_url_and_stops_on_sigterm(tmp_path: Path, loop_args: list[str], loop: str) -> None:
     db = tmp_path / "nested" / "race.sqlite3"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "solitaire_race.cli", "serve", "--port", "0", "--db", f"sqlite+aiosqlite:///{db}"],
+        [sys.executable, "-m", "solitaire_race.cli", "serve", "--port", "0", "--db", f"sqlite+aiosqlite:///{db}", *loop_args],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
     )
     try:
@@ -178,6 +179,7 @@ def test_serve_runs_migrates_prints_url_and_stops_on_sigterm(tmp_path: Path) -> 
             if match or not line:
                 break
         assert match, "".join(lines)
+        assert f"event loop {loop})" in lines[-1]
         with urllib.request.urlopen(match.group(1) + "healthz", timeout=5) as r:
             assert r.read() == b"ok\n"
         proc.send_signal(signal.SIGTERM)
@@ -191,6 +193,30 @@ def test_serve_runs_migrates_prints_url_and_stops_on_sigterm(tmp_path: Path) -> 
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         assert {"players", "races", "results", "alembic_version"} <= tables
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_event_loops_by_name() -> None:
+    """uvloop where it is installed (a dependency everywhere but Windows), asyncio's own on
+    request; an unknown name is refused by the library and by the command line."""
+    import asyncio
+
+    import uvloop
+
+    from solitaire_race.app import loop_factory
+
+    for name, expected, kind in [("auto", "uvloop", uvloop.Loop), ("uvloop", "uvloop", uvloop.Loop), ("asyncio", "asyncio", asyncio.BaseEventLoop)]:
+        chosen, factory = loop_factory(name)
+        loop = factory()
+        try:
+            assert chosen == expected and isinstance(loop, kind)
+            assert not isinstance(loop, uvloop.Loop) or expected == "uvloop"
+        finally:
+            loop.close()
+    with pytest.raises(ValueError, match="unknown event loop 'tokio'"):
+        loop_factory("tokio")
+    with pytest.raises(SystemExit) as exit_:
+        main(["serve", "--loop", "tokio"])
+    assert exit_.value.code == 2
 
 
 async def test_online_backup_while_the_server_runs(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .config import EVENT_LOOPS
 from .engine import Outcome, ReplayError, all_games, get_game, replay
 from .engine.cards import label, parse_card
 
@@ -198,10 +199,9 @@ def cmd_hint(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    import asyncio
     import logging
 
-    from .app import configure, serve
+    from .app import EventLoopUnavailable, configure, run
     from .config import Config
 
     from .observe import configure_logging
@@ -217,8 +217,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         countdown_s=args.countdown,
         daily_solver_nodes=args.daily_solver_nodes,
         **_rate_limit(args.rate_limit),
+        event_loop=args.loop,
     )
-    asyncio.run(serve(config))
+    try:
+        run(config)
+    except EventLoopUnavailable as exc:
+        print(f"solitaire-race serve: {exc}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -358,6 +363,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="solver nodes per candidate daily deal (default 100000); 0: no solver, no par",
     )
     srv.add_argument("--rate-limit", type=float, help="messages per second per connection (default 20; 0: no limit, for load tests)")
+    srv.add_argument(
+        "--loop", choices=EVENT_LOOPS,
+        help="event loop (default auto: uvloop where it is installed, else asyncio's own)",
+    )
     srv.set_defaults(func=cmd_serve)
 
     lb = sub.add_parser("leaderboard", help="print a leaderboard from the database")

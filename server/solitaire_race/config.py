@@ -11,6 +11,7 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DB_URL = "sqlite+aiosqlite:///data/solitaire-race.sqlite3"
+EVENT_LOOPS = ("auto", "uvloop", "asyncio")  # Config.event_loop
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +39,7 @@ class Config:
     idle_timeout_s: float = 1800.0  # a connection that sends nothing this long is closed
     max_send_buffer: int = 1024 * 1024  # bytes queued for a client that does not read
     socket_send_buffer: int = 0  # SO_SNDBUF per connection; 0 keeps the kernel's autotuning
+    event_loop: str = "auto"  # uvloop | asyncio | auto: uvloop where it is installed (app.loop_factory)
 
     def with_public_url(self, port: int) -> "Config":
         """Fill ``public_url`` from the port actually bound (port 0 picks a free one)."""
