@@ -284,12 +284,16 @@ class Pacer:
 
     def __init__(self, epoch: float, interval: float | None, phase: float) -> None:
         self.epoch, self.interval, self.phase = epoch, interval, phase
+        self.slot = -1  # the last slot used
 
     async def wait(self) -> None:
         if self.interval:
             now = time.perf_counter()
-            k = math.ceil((now - self.epoch - self.phase) / self.interval)
-            await asyncio.sleep(max(0.0, self.epoch + self.phase + k * self.interval - now))
+            # Never the same slot twice: uvloop's timers (whole milliseconds) can wake a
+            # little early, and a reply within that margin would otherwise send again in
+            # the slot just used (measured: 2,600 messages/s instead of 2,000).
+            self.slot = max(self.slot + 1, math.ceil((now - self.epoch - self.phase) / self.interval))
+            await asyncio.sleep(max(0.0, self.epoch + self.phase + self.slot * self.interval - now))
 
 
 async def set_up_race(racers: list[Racer], deal: int | None = None) -> int:

@@ -96,6 +96,21 @@ def test_repeated_runs_are_summarised_by_medians_and_pair_ratios() -> None:
     assert out["runs"] is runs and out["race"]["error_count"] == 0
 
 
+async def test_a_paced_racer_never_uses_a_slot_twice() -> None:
+    """Even when the reply comes back before the slot's time is over (or a timer wakes a
+    little early), the next message waits for the next slot: 2 moves/s means 2."""
+    import time
+
+    interval = 0.05
+    pacer = load.Pacer(time.perf_counter(), interval, 0.0)
+    await pacer.wait()  # the first slot from now
+    first = pacer.slot
+    await pacer.wait()  # at once again: the next slot, not the same one a second time
+    await pacer.wait()
+    assert pacer.slot == first + 2
+    assert time.perf_counter() - pacer.epoch >= (first + 2) * interval - 0.002  # timers: whole ms
+
+
 async def test_the_instruction_count_harness_plays_every_line_through(tmp_path: Path) -> None:
     """bench/instructions.py's counted run (here without valgrind): every racer of every
     room wins by its line, so the moves it divides by were all played."""
