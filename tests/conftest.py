@@ -154,3 +154,15 @@ async def clients(app: App) -> AsyncIterator[Any]:
     yield make
     for client in made:
         await client.close()
+
+
+def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> dict[str, Callable[[], asyncio.AbstractEventLoop]]:
+    """Async tests run on uvloop, the server's event loop by default (``app.loop_factory``);
+    the server's own tests run on asyncio's loop as well (``serve --loop asyncio``, and
+    where uvloop does not exist)."""
+    import uvloop
+
+    factories: dict[str, Callable[[], asyncio.AbstractEventLoop]] = {"uvloop": uvloop.new_event_loop}
+    if getattr(getattr(item, "module", None), "__name__", "").endswith("test_server"):
+        factories["asyncio"] = asyncio.new_event_loop
+    return factories

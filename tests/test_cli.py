@@ -243,3 +243,13 @@ async def test_online_backup_while_the_server_runs(tmp_path: Path) -> None:
         await ann.close()
     finally:
         await app.stop()
+
+
+async def test_async_tests_run_on_the_servers_default_loop() -> None:
+    """conftest's loop factories: uvloop, as ``serve`` runs by default (not asyncio's loop
+    by mistake: a fallback would go unnoticed otherwise)."""
+    import asyncio
+
+    import uvloop
+
+    assert isinstance(asyncio.get_running_loop(), uvloop.Loop)
