@@ -359,3 +359,38 @@ async def test_disconnected_racer_is_left_after_the_configured_grace(tmp_path: P
     finally:
         await ann.close()
         await app.stop()
+
+
+async def test_a_race_that_cannot_resume_is_closed_and_the_others_resume(tmp_path: Path) -> None:
+    """A running race whose log does not replay (here an illegal move written into it) is
+    closed without results at the next start, and logged; the server starts, and the other
+    race resumes where it was."""
+    app = await App.start(make_config(tmp_path))
+    ann, bob = await Client.connect(app), await Client.connect(app)
+    await ann.hello("ann")
+    await bob.hello("bob")
+    good = await make_race(ann)
+    await start(ann)
+    await play(ann, list(LINE[:5]))
+    bad = await make_race(bob)
+    await start(bob)
+    await play(bob, list(LINE[:3]))
+    await app.stop()
+    with sqlite3.connect(tmp_path / "race.sqlite3") as db:  # the log of bob's race, corrupted
+        db.execute(
+            "UPDATE move_log SET text = '9>9' WHERE seq = 1 AND race_id = (SELECT id FROM races WHERE code = ?)", (bad,)
+        )
+
+    app = await App.start(make_config(tmp_path))
+    back = await Client.connect(app)
+    try:
+        assert query(app, "SELECT code, status FROM races ORDER BY id") == [(good, "running"), (bad, "finished")]
+        assert query(app, "SELECT count(*) FROM results") == [(0,)]
+        await back.hello(token=ann.token)
+        await back.request({"type": "join_race", "code": good})
+        assert (await back.expect("race_started"))["moves"] == 5
+        gone = await back.request({"type": "join_race", "code": bad})
+        assert gone["code"] == "no_such_race"
+    finally:
+        await back.close()
+        await app.stop()

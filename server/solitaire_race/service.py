@@ -21,7 +21,7 @@ from . import protocol as p
 from .config import Config
 from .daily import candidate_deals, parse_day, streak, utc_day
 from .daily_planner import DailyPlanner
-from .engine import Game, all_games
+from .engine import Game, IllegalMove, NotationError, all_games
 from . import solver
 from .observe import Metrics, event
 from .stuck_checks import StuckChecks
@@ -665,24 +665,33 @@ class RaceService:
 
         The race clock kept running while the server was down: a race's start is placed on
         this process's clock from its stored start time. Lobbies do not survive a restart
-        (nobody is connected to them any more); they are removed."""
+        (nobody is connected to them any more); they are removed. A race that cannot be
+        resumed (its game is no longer served, or its log does not replay) is closed
+        without results and the reason logged, so that the other races resume; its moves
+        stay in the move log. Left running, it would also keep every later restart reading
+        the move log from its start (docs/database.md)."""
         now, wall = self.clock(), self.wall_clock()
         for lobby in await self.store.open_races():
             await self.store.abandon_race(lobby.id)
         for saved in await self.store.running_races():
             race = saved.race
             game = self.games.get(race.game)
-            if game is None or race.started_at is None:
-                log.error("cannot resume race %s: unknown game %r", race.code, race.game)
-                continue
             daily = None
             if race.kind == "daily" and race.daily_date:
                 challenge = await self.store.find_daily_challenge(race.game, race.daily_date)
                 daily = {"date": race.daily_date, "ranked": saved.daily_ranked, "par": challenge.par if challenge else None}
-            room = self._new_room(race, game, race.time_limit_s, daily)
             names = dict(saved.players)
-            start_at = now - (wall - race.started_at).total_seconds()
-            room.restore(start_at, [(pid, names[pid], saved.logs.get(pid, ())) for pid in names], now)
+            try:
+                if game is None or race.started_at is None:
+                    raise ValueError(f"unknown game {race.game!r}" if game is None else "no start time")
+                room = self._new_room(race, game, race.time_limit_s, daily)
+                start_at = now - (wall - race.started_at).total_seconds()
+                room.restore(start_at, [(pid, names[pid], saved.logs.get(pid, ())) for pid in names], now)
+            except (ValueError, IllegalMove, NotationError) as exc:
+                event(log, "race_not_resumed", logging.ERROR, race=race.id, code=race.code, game=race.game, reason=str(exc))
+                self.rooms.pop(race.code, None)
+                await self.store.finish_race(race.id, wall, [])
+                continue
             self._started.add(race.id)
             if daily is not None:
                 self._daily_rooms[(race.created_by, race.game, race.daily_date)] = room  # type: ignore[index]
