@@ -496,7 +496,7 @@ class Store:
                     .where(MoveLog.id >= tail, MoveLog.race_id.in_(running)).order_by(MoveLog.id)
                 )
                 for race_id, player_id, *entry in entries:
-                    if race_id in logs:  # (one read transaction: it is)
+                    if race_id in logs:  # always, within one read transaction: a guard
                         logs[race_id].setdefault(player_id, []).append(tuple(entry))  # type: ignore[arg-type]
             out = []
             for race in races:
