@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+
 from .base import IllegalMove, Kind, Move, NotationError
 from .cards import ACE, KING, Card, card, code, label, suit_label, suit_of
 
