@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from .base import IllegalMove, Kind, Move, NotationError
-from .cards import Card, code, codes, label
+from .cards import Card, codes, label
 from .piles import TwoWayFoundations
-from .two_deck import STOCK, TwoDeckGame, dealt
+from .two_deck import STOCK, TwoDeckGame, dealt, slot_code
 
 WIDTH = 10
 COLUMNS = "abcdefghij"
@@ -48,7 +48,7 @@ Row = tuple[Card, ...]  # WIDTH slots
 
 
 def _row_view(row: Row) -> list[str | None]:
-    return [code(c) if c else None for c in row]
+    return [slot_code(c) for c in row]
 
 
 def is_free(slots: tuple[Card, ...], i: int) -> bool:

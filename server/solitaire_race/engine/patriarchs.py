@@ -28,15 +28,11 @@ from typing import Any
 from .base import IllegalMove, Kind, Move, NotationError
 from .cards import Card, code, codes
 from .piles import TwoWayFoundations
-from .two_deck import STOCK, TwoDeckGame, dealt
+from .two_deck import STOCK, TwoDeckGame, dealt, slot_code
 
 SLOTS = 9
 WASTE = 9  # Move.src of the waste
 REDEAL = Move(Kind.REDEAL)
-
-
-def _slot_view(c: Card) -> str | None:
-    return code(c) if c else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,7 +155,7 @@ class Patriarchs(TwoDeckGame[PatriarchsState]):
 
     # --- views ---------------------------------------------------------------------
     def view_list(self, state: PatriarchsState) -> tuple[str, Sequence[Card], Callable[[Card], str | None]]:
-        return "tableau", state.tableau, _slot_view
+        return "tableau", state.tableau, slot_code
 
     def view_rest(self, state: PatriarchsState) -> dict[str, Any]:
         waste = state.waste

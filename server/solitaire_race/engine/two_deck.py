@@ -9,6 +9,7 @@ foundations (``piles.TwoWayFoundations``). This module owns, once for both games
 - the shuttle test (rules.md, "Common to every game"): a shift of a suit is a shuttle when
   no card of that suit is playable, because shifting then cannot open anything;
 - progress (cards on the foundations, out of 104);
+- how a slot shows in a view: a card's code, None for an empty slot (``slot_code``);
 - the notation both games have in common:
   - ``<source>>A`` / ``<source>>K``: a card to the foundation of its suit started by the
     Ace (built up) or by the King (built down); each game names its sources;
@@ -28,12 +29,17 @@ from collections.abc import Sequence
 from typing import ClassVar, TypeVar
 
 from .base import Game, IllegalMove, Kind, Move, NotationError, Outcome, Progress
-from .cards import ACE, KING, SUITS, Card, standard_deck
+from .cards import ACE, KING, SUITS, Card, code, standard_deck
 from .piles import DOWN, UP, TwoWayFoundations
 
 TOTAL = 104  # both decks end on the foundations
 SIDES = TwoWayFoundations.NAMES  # "A" (UP), "K" (DOWN)
 STOCK = Move(Kind.STOCK)
+
+def slot_code(c: Card) -> str | None:
+    """A tableau slot in a view: its card's code, None when empty (0)."""
+    return code(c) if c else None
+
 
 _SHIFT = re.compile(r"^([shdc])\s*:\s*([ak])\s*>\s*([ak])$")
 _HOME = re.compile(r"^(\w+)\s*>\s*([ak])$")
