@@ -236,6 +236,11 @@ def encode(message: dict[str, Any]) -> str:
     return _encoder.encode(message).decode("utf-8")
 
 
+def encode_utf8(message: dict[str, Any]) -> bytes:
+    """``encode`` as the UTF-8 bytes a text frame carries: no round trip through ``str``."""
+    return _encoder.encode(message)
+
+
 def error(code: ErrorCode | str, message: str, request_id: Any = None) -> dict[str, Any]:
     out: dict[str, Any] = {"type": "error", "code": ErrorCode(code).value, "message": message}
     if request_id is not None:

@@ -131,6 +131,7 @@ def _seen(racer: Racer) -> tuple[Any, int, str | None, int | None]:
 
 
 MAX_MOVES_PER_MESSAGE = 64
+_PLAYING = Outcome.PLAYING.value  # read after every move: an enum's .value is a slow property
 
 
 class Room:
@@ -164,7 +165,8 @@ class Room:
         self.link = link
         self.leave_grace_s = leave_grace_s
         self.daily = daily  # {"date", "ranked"} for a daily challenge attempt
-        self._parse = functools.lru_cache(maxsize=1024)(game.parse_move)  # racers repeat moves
+        # A move text as (move, its canonical text): racers repeat moves.
+        self._parse = functools.lru_cache(maxsize=1024)(lambda text: (m := game.parse_move(text), game.format_move(m)))
         # The progress of each racer with durable moves not yet published, captured when the
         # caller reports its LogMoves done (``logged``), so standings never show a move that
         # a crash could still lose: the racer's state, moves, outcome and end then (states
@@ -299,7 +301,7 @@ class Room:
             "time_limit_s": self.time_limit_s,
             "view": view,
             "moves": len(racer.log),
-            "outcome": racer.outcome or Outcome.PLAYING.value,
+            "outcome": racer.outcome or _PLAYING,
             "opponents": [self._progress(r) for r in self.racers.values() if r.id != racer.id],
             **({"daily": self.daily} if self.daily else {}),
         }
@@ -343,7 +345,11 @@ class Room:
 
     # --- playing -------------------------------------------------------------------
     def play(self, player_id: int, texts: Sequence[str], now: float) -> list[Effect]:
-        """Apply the racer's moves in order, stopping at the first illegal one."""
+        """Apply the racer's moves in order, stopping at the first illegal one.
+
+        The effects come in this order, which the service relies on: ``LogMoves`` (if a
+        move was applied), the ``move_result`` for the racer, a ``CheckStuck`` if needed,
+        and, only when this move ended the race, the race's closing effects."""
         racer = self._racer(player_id)
         if self.status is not Status.RUNNING:
             raise RoomError("race_not_running", f"race {self.code} is not running ({self.status.value})")
@@ -356,13 +362,12 @@ class Room:
         rejected: dict[str, Any] | None = None
         for text in texts:
             try:
-                move = self._parse(text)
+                move, formatted = self._parse(text)
                 state = game.apply(state, move)
             except (IllegalMove, NotationError) as exc:
                 code = "bad_notation" if isinstance(exc, NotationError) else "illegal_move"
                 rejected = {"move": text, "code": code, "reason": str(exc)}
                 break
-            formatted = game.format_move(move)
             applied.append(formatted)
             racer.log.append(formatted)
         racer.state = state
@@ -388,7 +393,7 @@ class Room:
             "changes": changes,
             "progress": progress.to_json(),
             "moves": len(racer.log),
-            "outcome": racer.outcome or Outcome.PLAYING.value,
+            "outcome": racer.outcome or _PLAYING,
             "elapsed_ms": at_ms,
         }
         effects.append(Send((racer.id,), reply))
@@ -541,7 +546,7 @@ class Room:
             "home": p.home if p else 0,
             "total": p.total if p else 0,
             "moves": moves,
-            "outcome": outcome or Outcome.PLAYING.value,
+            "outcome": outcome or _PLAYING,
             "time_ms": end_ms,
         }
 

@@ -366,11 +366,28 @@ class RaceService:
         room, player = self._room(session), self._player(session)
         started = time.perf_counter()
         effects = room.play(player.id, req.moves, self.clock())
-        reply = next(e.message for e in effects if isinstance(e, Send) and e.message["type"] == "move_result")
+        logged = effects[0] if type(effects[0]) is LogMoves else None
+        answer = effects[1 if logged else 0]
+        assert type(answer) is Send and answer.message["type"] == "move_result"  # Room.play's order
+        reply = answer.message
         self.metrics.inc("solitaire_moves_total", len(reply["applied"]))
         if reply["rejected"]:
             self.metrics.inc("solitaire_moves_rejected_total")
-        await self._run(room, effects, reply=(player.id, req.id))
+        rest = effects[2 if logged else 1 :]
+        if room.status is not Status.RUNNING or any(type(e) is not CheckStuck for e in rest):
+            await self._run(room, effects, reply=(player.id, req.id))  # the race ended: all of it
+        else:
+            # Most moves: log, answer, maybe a stuck check. What ``_run`` would do, without its
+            # general checks (a running race's deadline and start record do not change here).
+            if logged is not None:
+                await self._log(room, logged)
+            target = self.online.get(player.id)  # as in ``_run``: a newer connection of theirs
+            if target is not None and target.room is room:
+                if req.id is not None:
+                    reply["id"] = req.id
+                target.peer.send(reply)
+            for check in rest:
+                self._check(room, check)  # type: ignore[arg-type]
         self.metrics.observe_move(time.perf_counter() - started)
 
     async def _resign(self, session: Session, req: p.Resign) -> None:
@@ -534,20 +551,12 @@ class RaceService:
                         encoded = p.encode(effect.message)
                     session.peer.send(encoded)
             elif isinstance(effect, LogMoves):
-                # Durable before any message below acknowledges these moves.
-                try:
-                    await self.store.log_moves(room.race_id, effect.player_id, effect.entries)
-                except BaseException:
-                    room.resync(effect.player_id)  # the move_result with these changes is not sent
-                    raise
-                room.logged(effect)
+                await self._log(room, effect)  # durable before any message below acknowledges them
             elif isinstance(effect, SaveResults):
                 await self._save_results(room, effect)
                 await self._run(room, room.results_saved())
             elif isinstance(effect, CheckStuck):
-                self._stuck_checks.add(room, room.race_id, effect.player_id, effect.moves, effect.search)
-                if self._checker is None or self._checker.done():
-                    self._checker = asyncio.create_task(self._check_stuck())
+                self._check(room, effect)
         if room.status is Status.RUNNING and room.race_id not in self._started:
             self._started.add(room.race_id)
             await self.store.mark_race_started(room.race_id, self.wall_clock(), list(room.racers))
@@ -557,6 +566,19 @@ class RaceService:
             await self.store.abandon_race(room.race_id)  # everyone left the lobby
         if room.status is Status.FINISHED and not any(r.connected for r in room.racers.values()):
             self._forget(room)
+
+    async def _log(self, room: Room, effect: LogMoves) -> None:
+        try:
+            await self.store.log_moves(room.race_id, effect.player_id, effect.entries)
+        except BaseException:
+            room.resync(effect.player_id)  # the move_result with these changes is not sent
+            raise
+        room.logged(effect)
+
+    def _check(self, room: Room, effect: CheckStuck) -> None:
+        self._stuck_checks.add(room, room.race_id, effect.player_id, effect.moves, effect.search)
+        if self._checker is None or self._checker.done():
+            self._checker = asyncio.create_task(self._check_stuck())
 
     async def _save_results(self, room: Room, effect: SaveResults) -> None:
         for result in effect.results:  # re-validated by replay before it can reach a leaderboard

@@ -53,7 +53,7 @@ class WebSocketPeer:
             self.on_drop()
             transport.abort()  # no close frame could get through a full buffer anyway
             return
-        broadcast((self.connection,), message if isinstance(message, str) else protocol.encode(message), text=True)
+        broadcast((self.connection,), message if isinstance(message, str) else protocol.encode_utf8(message), text=True)
 
     def close(self, code: int, reason: str) -> None:
         asyncio.get_running_loop().create_task(self.connection.close(code, reason))

@@ -37,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import functools
+import itertools
 import logging
 import sqlite3
 import time
@@ -265,7 +266,7 @@ class Writer:
             try:
                 for start in range(0, len(rows), ROWS_PER_STATEMENT):
                     chunk = rows[start : start + ROWS_PER_STATEMENT]
-                    sql, params = self._insert_sql(len(chunk)), tuple(value for row in chunk for value in row)
+                    sql, params = self._insert_sql(len(chunk)), tuple(itertools.chain.from_iterable(chunk))
                     raw.execute(sql, params)
                 sql, params = "COMMIT", ()
                 raw.execute(sql)
