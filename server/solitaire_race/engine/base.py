@@ -13,7 +13,7 @@ import enum
 import functools
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -179,6 +179,12 @@ class Game(ABC, Generic[S]):
     def view_rest(self, state: S) -> dict[str, Any]:
         """The view's other fields: foundations, stock and redeal counts."""
 
+    def view_rest_source(self, state: S) -> Hashable | None:
+        """Optional: a value, cheap to make and compare, that ``view_rest`` is a function of
+        (equal values, equal fields), so ``view_changes`` can skip building both when a move
+        left it alone; None, the default: always build them."""
+        return None
+
     def view(self, state: S) -> dict[str, Any]:
         """The player's view as JSON-able data: no face-down card, no stock order."""
         key, parts, show = self.view_list(state)
@@ -192,8 +198,11 @@ class Game(ABC, Generic[S]):
         if before is None:
             return diff({}, self.view(after))
         key, old, show = self.view_list(before)
-        new = self.view_list(after)[1]
-        return item_changes(key, old, new, show) + diff(self.view_rest(before), self.view_rest(after))
+        changes = item_changes(key, old, self.view_list(after)[1], show)
+        source = self.view_rest_source(after)
+        if source is None or source != self.view_rest_source(before):
+            changes += diff(self.view_rest(before), self.view_rest(after))
+        return changes
 
     @abstractmethod
     def snapshot(self, state: S) -> dict[str, Any]:

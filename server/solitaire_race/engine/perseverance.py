@@ -20,7 +20,7 @@ from typing import Any
 
 from .base import Game, IllegalMove, Kind, Move, Progress, require_unused
 from .cards import ACE, Card, code, codes, label, standard_deck
-from .piles import REDEAL, Pile, PileNotation, SuitFoundations, deal_in_chunks, pile_at, replace, top_run
+from .piles import REDEAL, Pile, PileNotation, SuitFoundations, deal_in_chunks, pile_at, redeal_rest_source, replace, top_run
 
 PILES = 12
 PILE_SIZE = 4
@@ -162,6 +162,8 @@ class Perseverance(Game[PerseveranceState]):
     # --- views ---------------------------------------------------------------------
     def view_list(self, state: PerseveranceState) -> tuple[str, Sequence[Pile], Callable[[Pile], list[str]]]:
         return "piles", state.piles, codes  # bottom to top
+
+    view_rest_source = staticmethod(redeal_rest_source)
 
     def view_rest(self, state: PerseveranceState) -> dict[str, Any]:
         return {

@@ -37,7 +37,7 @@ from .cards import (
     standard_deck,
     suit_label,
 )
-from .piles import REDEAL, Pile, PileNotation, deal_round, pile_at, replace
+from .piles import REDEAL, Pile, PileNotation, deal_round, pile_at, redeal_rest_source, replace
 
 PILES = 8
 MAX_REDEALS = 2
@@ -225,6 +225,8 @@ class PersianPatience(Game[PersianState]):
     # --- views ---------------------------------------------------------------------
     def view_list(self, state: PersianState) -> tuple[str, Sequence[Pile], Callable[[Pile], list[str]]]:
         return "piles", state.piles, codes  # bottom to top
+
+    view_rest_source = staticmethod(redeal_rest_source)
 
     def view_rest(self, state: PersianState) -> dict[str, Any]:
         found = state.foundations

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from .base import IllegalMove, Kind, Move, NotationError
 from .cards import ACE, KING, Card, card, code, label, suit_label, suit_of
@@ -55,6 +56,13 @@ def pile_at(piles: tuple[Pile, ...], index: int, *, nonempty: bool = True) -> Pi
     if nonempty and not pile:
         raise pile_error(index + 1)
     return pile
+
+
+def redeal_rest_source(state: Any) -> tuple[Any, ...]:
+    """``Game.view_rest_source`` of games whose other view fields come from the foundations,
+    the redeals used and whether any card is left in the piles (Persian Patience, the
+    Perseverance family): a build, most moves, leaves it equal."""
+    return (state.foundations, state.redeals, any(state.piles))
 
 
 def top_run(pile: Pile) -> int:
