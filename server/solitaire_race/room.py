@@ -383,7 +383,7 @@ class Room:
         changes: list[Change] = []  # none if nothing applied: the view is as the client has it
         if applied:
             racer.last_move_ms = at_ms
-            effects.append(LogMoves(racer.id, tuple(racer.record("move", text, at_ms) for text in applied)))
+            effects.append(LogMoves(racer.id, tuple([racer.record("move", text, at_ms) for text in applied])))
             changes = game.view_changes(racer.shown, state)
             racer.shown = state
         reply: dict[str, Any] = {

@@ -374,7 +374,7 @@ class RaceService:
         if reply["rejected"]:
             self.metrics.inc("solitaire_moves_rejected_total")
         rest = effects[2 if logged else 1 :]
-        if room.status is not Status.RUNNING or any(type(e) is not CheckStuck for e in rest):
+        if room.status is not Status.RUNNING or (rest and (len(rest) > 1 or type(rest[0]) is not CheckStuck)):
             await self._run(room, effects, reply=(player.id, req.id))  # the race ended: all of it
         else:
             # Most moves: log, answer, maybe a stuck check. What ``_run`` would do, without its

@@ -37,35 +37,32 @@ class StuckChecks(Generic[R]):
         self._remembered = remembered
         self._checks: dict[tuple[int, int], _Check[R]] = {}  # (race id, player id), oldest first
         self._verdicts: OrderedDict[tuple[str, Any], Outcome] = OrderedDict()
-        self._ready: list[tuple[R, int, int, Outcome]] = []  # decided from memory, not yet handed back
 
     def __len__(self) -> int:
-        return len(self._checks) + len(self._ready)
+        return len(self._checks)
 
     def add(self, owner: R, race_id: int, player_id: int, moves: int, search: StuckSearch[Any]) -> None:
         """Run ``search``, from the position of ``player_id`` after ``moves`` moves."""
+        # Nothing is hashed here: a racer who moves on replaces this check before it runs.
         self._checks.pop((race_id, player_id), None)  # their older position no longer matters
-        key = (search.game.id, search.start)
-        verdict = self._verdicts.get(key)
-        if verdict is not None:
-            self._verdicts.move_to_end(key)
-            self._ready.append((owner, player_id, moves, verdict))
-            return
-        self._checks[(race_id, player_id)] = _Check(owner, player_id, moves, key, search)
+        self._checks[(race_id, player_id)] = _Check(owner, player_id, moves, (search.game.id, search.start), search)
 
     def step(self) -> list[tuple[R, int, int, Outcome]]:
-        """Advance the oldest search by one slice; return the verdicts now known, each as
-        (owner, player id, moves, outcome)."""
-        decided, self._ready = self._ready, []
+        """Advance the oldest search by one slice (none if its position was decided before);
+        return the verdicts now known, each as (owner, player id, moves, outcome)."""
         if not self._checks:
-            return decided
+            return []
         ident, check = next(iter(self._checks.items()))
         del self._checks[ident]
+        outcome = self._verdicts.get(check.key)
+        if outcome is not None:
+            self._verdicts.move_to_end(check.key)
+            return [(check.owner, check.player_id, check.moves, outcome)]
         outcome = check.search.run(self.slice_positions)
         if outcome is None:
             self._checks[ident] = check  # to the back of the line
-            return decided
+            return []
         self._verdicts[check.key] = outcome
         if len(self._verdicts) > self._remembered:
             self._verdicts.popitem(last=False)
-        return [*decided, (check.owner, check.player_id, check.moves, outcome)]
+        return [(check.owner, check.player_id, check.moves, outcome)]

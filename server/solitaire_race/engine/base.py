@@ -234,7 +234,7 @@ class StuckSearch(Generic[S]):
         """``first_moves``: the start's rearranging moves, or None to have ``run`` list them."""
         self.game = game
         self.start = start
-        self.seen = {start}
+        self.seen: set[S] = set()  # the start goes in on the first run: most checks never run
         self.queue: deque[tuple[S, list[Move]]] = deque()
         self._unlisted = first_moves is None
         if first_moves is not None:
@@ -242,6 +242,8 @@ class StuckSearch(Generic[S]):
 
     def run(self, budget: int) -> Outcome | None:
         game, seen, queue = self.game, self.seen, self.queue
+        if not seen:
+            seen.add(self.start)
         if self._unlisted:
             self._unlisted = False
             first_moves = game._rearranging_moves(self.start)
