@@ -67,6 +67,8 @@ def playout(game: Game[Any], deal: int, *, probe_every: int = 20) -> None:
             assert any(m.kind in PRODUCTIVE for m in legal), "has_productive_move without one"
         elif game.productive_test_is_exact:  # nor, where it says so, ever miss one
             assert not any(m.kind in PRODUCTIVE for m in legal), "has_productive_move missed one"
+        progress = game.progress(state)
+        assert game.is_won(state) == (progress.home == progress.total), "is_won against progress"
         outcome = game.outcome(state)
         verdict = game.assess(state)
         if isinstance(verdict, StuckSearch):  # the server's way: the search in small slices must agree

@@ -20,7 +20,7 @@ from typing import Any
 
 from .base import Game, IllegalMove, Kind, Move, Progress, require_unused
 from .cards import ACE, Card, code, codes, label, standard_deck
-from .piles import REDEAL, Pile, PileNotation, SuitFoundations, deal_in_chunks, pile_at, redeal_rest_source, replace, top_run
+from .piles import REDEAL, Pile, PileNotation, SuitFoundations, all_home, deal_in_chunks, pile_at, redeal_rest_source, replace, top_run
 
 PILES = 12
 PILE_SIZE = 4
@@ -155,6 +155,8 @@ class Perseverance(Game[PerseveranceState]):
                 f"needs {label(needed)}"
             )
         return f"{label(top)} cannot go on {label(onto)}: needs {label(needed)}"
+
+    is_won = staticmethod(all_home)
 
     def progress(self, state: PerseveranceState) -> Progress:
         return Progress(SuitFoundations.count(state.foundations), 52)

@@ -37,7 +37,7 @@ from .cards import (
     standard_deck,
     suit_label,
 )
-from .piles import REDEAL, Pile, PileNotation, deal_round, pile_at, redeal_rest_source, replace
+from .piles import REDEAL, Pile, PileNotation, all_home, deal_round, pile_at, redeal_rest_source, replace
 
 PILES = 8
 MAX_REDEALS = 2
@@ -218,6 +218,8 @@ class PersianPatience(Game[PersianState]):
             and len(state.piles[move.src]) == 1
             and not state.piles[move.dst]
         )
+
+    is_won = staticmethod(all_home)
 
     def progress(self, state: PersianState) -> Progress:
         return Progress(sum(state.foundations), TOTAL)

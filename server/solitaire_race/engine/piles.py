@@ -58,6 +58,13 @@ def pile_at(piles: tuple[Pile, ...], index: int, *, nonempty: bool = True) -> Pi
     return pile
 
 
+def all_home(state: Any) -> bool:
+    """``Game.is_won`` of games whose every card is in a pile or home: no card in a pile.
+    The server asks after every move and the solver at every node; ``progress`` would
+    count the foundations."""
+    return not any(state.piles)
+
+
 def redeal_rest_source(state: Any) -> tuple[Any, ...]:
     """``Game.view_rest_source`` of games whose other view fields come from the foundations,
     the redeals used and whether any card is left in the piles (Persian Patience, the
