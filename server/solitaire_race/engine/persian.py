@@ -180,7 +180,7 @@ class PersianPatience(Game[PersianState]):
             raise IllegalMove("a card cannot be moved onto its own pile")
         target = state.piles[dst]
         c = source[-1]
-        if target and not _fits(c, target[-1]):
+        if target and target[-1] not in _ONTO[c]:
             raise IllegalMove(self._build_refusal(c, target[-1]))
         return PersianState(
             replace(state.piles, {src: source[:-1], dst: target + (c,)}),

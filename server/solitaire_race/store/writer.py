@@ -80,6 +80,7 @@ class Writer:
         self._conn: Connection | None = None  # the writer's connection, opened on first use
         self._queue: list[_Item] = []  # for the writer thread's next hop
         self._flusher: asyncio.Task[None] | None = None  # carries the queue to the thread, hop by hop
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop the appends come from
         self._pending: list[tuple[Rows, asyncio.Future[None]]] = []  # appends for the loop's next turn
         self._commits = 0  # since the last checkpoint
         self._checkpointer = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="db-checkpoint")
@@ -106,7 +107,9 @@ class Writer:
         assert type(rows) is list  # a list is how the writer tells rows from a job
         if self._hop_in_flight():
             return self._to_thread(rows)
-        loop = asyncio.get_running_loop()
+        loop = self._loop
+        if loop is None or loop.is_closed():  # asking costs a getpid() call on CPython 3.11
+            loop = self._loop = asyncio.get_running_loop()
         future: asyncio.Future[None] = loop.create_future()
         if not self._pending:
             loop.call_soon(self._commit_pending)
