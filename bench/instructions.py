@@ -11,10 +11,11 @@ no sockets) with 8 racers per room following winning lines of Persian Patience, 
 at once, once per ``--rooms`` value under callgrind, and prints the instructions per move
 from the difference between the runs (start-up, imports and migrations cancel out).
 
-Needs ``valgrind`` (``apt-get install valgrind``); a run takes a few minutes (callgrind
-runs Python ~100x slower). Compare two commits by running it in each checkout. The lines
-are found before counting with a node budget only (no time budget), so every run and
-every machine plays the same moves.
+Needs ``valgrind`` (``apt-get install valgrind``); a count takes a minute or two (callgrind
+runs Python ~100x slower), and it counts ``--runs`` times (3) and prints the median.
+Compare two commits by running it in each checkout, or this script with ``PYTHONPATH``
+set to the other checkout's ``server/``. The lines are found before counting with a node
+budget only (no time budget), so every run and every machine plays the same moves.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import asyncio
 import json
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -74,6 +76,9 @@ async def play(rooms: int, lines: list[tuple[int, list[str]]], db_dir: str) -> i
     config = Config(
         host="127.0.0.1", port=0, db_url=f"sqlite+aiosqlite:///{db_dir}/bench.sqlite3", secret=SECRET,
         countdown_s=0, daily_solver_nodes=0, rate_per_s=1e12, rate_burst=10**9,
+        # No standings during the count: they are sent per room and per 0.1 s of wall time,
+        # not per move, so under callgrind's ~100x slowdown they would count time, not moves.
+        progress_interval_s=3600.0,
     )
     app = await App.start(config)
     service = app.service
@@ -128,6 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rooms", default="1,2", help="two room counts: the difference makes the per-move figure")
     parser.add_argument("--deals", type=int, default=8, help="deals with winning lines to race on")
+    parser.add_argument("--runs", type=int, default=3, help="count this many times and print the median: "
+                        "the stuck searches run in the loop's idle turns, whose number depends on the "
+                        "timing of the database's threads, so single counts vary by a few percent")
     args = parser.parse_args(argv)
     if shutil.which("valgrind") is None:
         print("valgrind is not installed (apt-get install valgrind): nothing counted", file=sys.stderr)
@@ -135,16 +143,23 @@ def main(argv: list[str] | None = None) -> int:
     counts = sorted(set(map(int, args.rooms.split(","))))
     if len(counts) != 2 or counts[0] < 1:
         parser.error("--rooms takes two different room counts, e.g. 1,2")
+    if args.runs < 1:
+        parser.error("--runs must be at least 1")
     small, large = counts
     started = time.perf_counter()
+    per_move: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         lines_file = Path(tmp) / "lines.json"
         lines_file.write_text(json.dumps(winning_lines(args.deals)))
-        (i_small, m_small), (i_large, m_large) = counted(small, lines_file), counted(large, lines_file)
-    per_move = (i_large - i_small) / (m_large - m_small)
-    print(f"rooms {small}: {i_small:,} instructions, {m_small:,} moves")
-    print(f"rooms {large}: {i_large:,} instructions, {m_large:,} moves")
-    print(f"instructions per move: {per_move:,.0f}   ({time.perf_counter() - started:.0f} s)")
+        for run in range(1, args.runs + 1):
+            # One after the other: side by side, a busier machine would delay the database's
+            # threads, and with them how many idle turns the stuck searches get.
+            (i_small, m_small), (i_large, m_large) = counted(small, lines_file), counted(large, lines_file)
+            per_move.append((i_large - i_small) / (m_large - m_small))
+            print(f"run {run}: rooms {small}: {i_small:,} instructions, {m_small:,} moves; "
+                  f"rooms {large}: {i_large:,}, {m_large:,} moves; per move {per_move[-1]:,.0f}")
+    print(f"instructions per move: {statistics.median(per_move):,.0f} (median of {len(per_move)}; "
+          f"{min(per_move):,.0f}-{max(per_move):,.0f})   ({time.perf_counter() - started:.0f} s)")
     return 0
 
 
