@@ -313,6 +313,39 @@ async def test_graceful_restart_resumes_running_races(tmp_path: Path) -> None:
     assert logged == [(len(LINE),)]  # every move once: nothing lost, nothing duplicated
 
 
+async def test_a_move_whose_log_write_fails_is_not_acknowledged_and_is_logged_with_the_next(tmp_path: Path) -> None:
+    app = await App.start(make_config(tmp_path))
+    ann = await Client.connect(app)
+    await ann.hello("ann")
+    code = await make_race(ann)
+    await start(ann)
+    assert (await play(ann, list(LINE[:3])))["applied"] == list(LINE[:3])
+    with sqlite3.connect(db_path(app)) as db:  # a real SQLite failure: every append aborts
+        db.execute("CREATE TRIGGER full_disk BEFORE INSERT ON move_log BEGIN SELECT RAISE(ABORT, 'disk full'); END")
+    failed = await play(ann, [LINE[3]])
+    assert failed["type"] == "error" and failed["code"] == "internal_error"
+    with sqlite3.connect(db_path(app)) as db:
+        db.execute("DROP TRIGGER full_disk")
+    after = await play(ann, [LINE[4]])
+    assert after["applied"] == [LINE[4]] and after["moves"] == 5  # the room kept the failed move
+    assert any(change[0] == "game" for change in after["changes"])  # the whole view: the client missed one
+    seqs = "SELECT m.seq FROM move_log m JOIN races c ON c.id = m.race_id WHERE c.code = ? ORDER BY m.id"
+    assert query(app, seqs, code) == [(0,), (1,), (2,), (3,), (4,)]  # went again, first, with the next move
+    await app.stop()
+
+    app = await App.start(make_config(tmp_path))  # so the log replays: the race resumes
+    back = await Client.connect(app)
+    try:
+        await back.hello(token=ann.token)
+        await back.request({"type": "join_race", "code": code})
+        resumed = await back.expect("race_started")
+        assert resumed["moves"] == 5
+        assert (await play(back, [LINE[5]]))["applied"] == [LINE[5]]
+    finally:
+        await back.close()
+        await app.stop()
+
+
 async def test_abandoned_lobby_is_removed(app: App, clients: Any) -> None:
     ann = await clients("ann")
     code = await make_race(ann)

@@ -7,7 +7,8 @@ server's monotonic clock), and ``deadline()`` says when the room next wants ``ti
 
 Every method returns a list of effects for the caller to carry out, in order:
 - ``LogMoves(player_id, entries)``: append to the durable move log; it always comes before
-  the messages that acknowledge those moves, so nothing acknowledged can be lost;
+  the messages that acknowledge those moves, so nothing acknowledged can be lost (if the
+  append fails, ``log_failed``: its entries go again with the racer's next ``LogMoves``);
 - ``Send(to, message)``: a protocol message (a dict) for some players;
 - ``SaveResults(results)``: the race is over; persist these results, then call
   ``results_saved()``, which announces the ranking. So nothing is announced before the
@@ -112,6 +113,7 @@ class Racer:
     events: int = 0  # entries in this racer's durable log (the next seq)
     last_move_ms: int = 0  # when their last move was made (a game found stuck ends then)
     shown: Any = None  # the state whose view their client has (None: unknown): move results send changes to it
+    unlogged: list[tuple[int, str, str, int]] = field(default_factory=list)  # entries whose write failed
 
     def record(self, kind: str, text: str, at_ms: int, count: int = 1) -> tuple[int, str, str, int]:
         entry = (self.events, kind, text, at_ms)
@@ -272,7 +274,7 @@ class Room:
             if racer.gone_since is not None and now >= racer.gone_since + self.leave_grace_s:
                 self._end(racer, "left", now)
                 self._dirty.pop(racer.id, None)
-                effects.append(LogMoves(racer.id, (racer.record("left", "", racer.end_ms or 0),)))
+                effects.append(self._log(racer, (racer.record("left", "", racer.end_ms or 0),)))
                 effects.append(self._to_all(self._progress(racer)))
         if self._all_done():
             effects += self._close()
@@ -381,7 +383,7 @@ class Room:
         changes: list[Change] = []  # none if nothing applied: the view is as the client has it
         if applied:
             racer.last_move_ms = at_ms
-            effects.append(LogMoves(racer.id, tuple([racer.record("move", text, at_ms) for text in applied])))
+            effects.append(self._log(racer, tuple([racer.record("move", text, at_ms) for text in applied])))
             changes = game.view_changes(racer.shown, state)
             racer.shown = state
         reply: dict[str, Any] = {
@@ -430,6 +432,24 @@ class Room:
     def has_pending_progress(self) -> bool:
         return bool(self._dirty)
 
+    def log_failed(self, effect: LogMoves) -> None:
+        """The caller could not make ``effect`` durable (its move_result is not sent). The
+        room keeps the moves, and their entries go again, first, with the racer's next
+        ``LogMoves``: so a later entry is never durable without them for longer than one
+        append (the log a restart replays must have no gap), and nothing is acknowledged
+        before it is durable. Their client may lack the view the room last sent: the next
+        ``move_result`` carries the whole view (``resync``)."""
+        racer = self.racers.get(effect.player_id)
+        if racer is None:
+            return
+        racer.unlogged = sorted([*racer.unlogged, *effect.entries])
+        racer.shown = None
+
+    def _log(self, racer: Racer, entries: tuple[tuple[int, str, str, int], ...]) -> LogMoves:
+        if racer.unlogged:
+            entries, racer.unlogged = (*racer.unlogged, *entries), []
+        return LogMoves(racer.id, entries)
+
     def logged(self, effect: LogMoves) -> None:
         """The caller made ``effect`` durable: the moves in it may now be published."""
         racer = self.racers.get(effect.player_id)
@@ -456,7 +476,7 @@ class Room:
             raise RoomError("game_over", f"your game is over ({racer.outcome})")
         self._end(racer, "resigned", now)
         self._dirty.pop(racer.id, None)  # told to everyone now, below
-        effects: list[Effect] = [LogMoves(racer.id, (racer.record("resign", "", racer.end_ms or 0),))]
+        effects: list[Effect] = [self._log(racer, (racer.record("resign", "", racer.end_ms or 0),))]
         effects.append(self._to_all(self._progress(racer)))
         if self._all_done():
             effects += self._close()

@@ -571,7 +571,7 @@ class RaceService:
         try:
             await self.store.log_moves(room.race_id, effect.player_id, effect.entries)
         except BaseException:
-            room.resync(effect.player_id)  # the move_result with these changes is not sent
+            room.log_failed(effect)
             raise
         room.logged(effect)
 
