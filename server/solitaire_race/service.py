@@ -381,8 +381,8 @@ class RaceService:
             # general checks (a running race's deadline and start record do not change here).
             if logged is not None:
                 await self._log(room, logged)
-            target = self.online.get(player.id)  # as in ``_run``: a newer connection of theirs
-            if target is not None and target.room is room:
+            target = self._online_in(room, player.id)
+            if target is not None:
                 if req.id is not None:
                     reply["id"] = req.id
                 target.peer.send(reply)
@@ -535,8 +535,8 @@ class RaceService:
             if isinstance(effect, Send):
                 encoded: str | None = None  # encoded once for all its recipients
                 for pid in effect.to:
-                    session = self.online.get(pid)
-                    if session is None or session.room is not room:
+                    session = self._online_in(room, pid)
+                    if session is None:
                         continue
                     if (
                         pending_reply is not None
@@ -566,6 +566,12 @@ class RaceService:
             await self.store.abandon_race(room.race_id)  # everyone left the lobby
         if room.status is Status.FINISHED and not any(r.connected for r in room.racers.values()):
             self._forget(room)
+
+    def _online_in(self, room: Room, player_id: int) -> Session | None:
+        """The player's current connection (perhaps newer than the one that asked), if it
+        is in ``room``: who a room's messages reach."""
+        session = self.online.get(player_id)
+        return session if session is not None and session.room is room else None
 
     async def _log(self, room: Room, effect: LogMoves) -> None:
         try:

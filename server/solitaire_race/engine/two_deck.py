@@ -36,6 +36,7 @@ TOTAL = 104  # both decks end on the foundations
 SIDES = TwoWayFoundations.NAMES  # "A" (UP), "K" (DOWN)
 STOCK = Move(Kind.STOCK)
 
+
 def slot_code(c: Card) -> str | None:
     """A tableau slot in a view: its card's code, None when empty (0)."""
     return code(c) if c else None
