@@ -67,6 +67,12 @@ class CountingPeer:
     def close(self, code: int, reason: str) -> None:
         pass
 
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
 
 async def play(rooms: int, lines: list[tuple[int, list[str]]], db_dir: str) -> int:
     """Every room races on its line, all at once; returns the number of moves played."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import re
 import sqlite3
 from pathlib import Path
@@ -13,7 +15,7 @@ from websockets.exceptions import ConnectionClosed
 from solitaire_race import view_changes
 from solitaire_race.app import App
 from solitaire_race.engine import Outcome, get_game
-from solitaire_race.service import CODE_ALPHABET
+from solitaire_race.service import CODE_ALPHABET, INBOX_HIGH
 
 from .conftest import TEST_SECRET, Client, http_get, make_config
 from .support import searched_line, winnable_deal
@@ -367,6 +369,105 @@ async def test_edge_frames(app: App, clients: Any, frame: str, code: str) -> Non
     client = await clients("dan")
     await client.send_raw(frame)
     assert (await client.expect("error"))["code"] == code
+
+
+async def test_pipelined_requests_are_answered_in_order(app: App, clients: Any) -> None:
+    """Frames sent without waiting are served one at a time, in order: a rejected move or a
+    ping (answered at once) never overtakes a move waiting for its log commit, nor a
+    request whose handler awaits the store."""
+    ann, bob = await clients("ann"), await clients("bob")
+    code = await make_race(ann, bob)
+    await start(ann, bob)
+    batch = [
+        {"type": "move", "moves": [LINE[0]]},
+        {"type": "move", "moves": ["9z"]},  # refused: nothing to log
+        {"type": "ping"},
+        {"type": "move", "moves": [LINE[1]]},
+        {"type": "leaderboard", "board": "wins", "game": GAME},  # a handler that awaits the store
+        {"type": "move", "moves": [LINE[2], LINE[3]]},
+    ]
+    for i, message in enumerate(batch, 1):
+        await ann.send({**message, "id": i})
+    replies = [await ann.expect(lambda m, i=i: "id" in m) for i in range(len(batch))]
+    assert [r["id"] for r in replies] == [1, 2, 3, 4, 5, 6]
+    assert [r["type"] for r in replies] == ["move_result", "move_result", "pong", "move_result", "leaderboard_page", "move_result"]
+    assert replies[0]["applied"] == [LINE[0]] and replies[1]["rejected"]["move"] == "9z"
+    assert replies[5]["applied"] == [LINE[2], LINE[3]] and replies[5]["moves"] == 4
+    seqs = "SELECT m.seq FROM move_log m JOIN races c ON c.id = m.race_id WHERE c.code = ? ORDER BY m.id"
+    assert query(app, seqs, code) == [(0,), (1,), (2,), (3,)]
+
+
+async def test_a_message_in_fragments_is_served(app: App, clients: Any) -> None:
+    client = await clients("dan")
+    await client.ws.send(['{"type": "ping",', ' "id": "in', ' parts"}'])  # three frames
+    assert (await client.expect("pong"))["id"] == "in parts"
+
+
+@pytest.mark.parametrize(
+    "send, close_code",
+    [
+        (lambda ws: ws.send(b'{"type": "ping", "pad": "\xff"}', text=True), 1007),  # a text frame, not UTF-8
+        (lambda ws: ws.send(["x"] * 100), 1009),  # a message in 100 frames
+    ],
+)
+async def test_a_broken_message_closes_only_that_connection(app: App, clients: Any, send: Any, close_code: int) -> None:
+    ann, hostile = await clients("ann"), await clients("mallory")
+    await send(hostile.ws)
+    with pytest.raises(ConnectionClosed):
+        await hostile.expect("never")
+    assert hostile.ws.close_code == close_code
+    assert (await ann.request({"type": "ping"}))["type"] == "pong"  # the others are served
+
+
+async def test_a_connection_closed_while_served_leaves_nothing_behind(app: App) -> None:
+    """A `hello` still being served when its connection closes finishes first; then the
+    connection is forgotten, and not left online."""
+    for i in range(5):
+        client = await Client.connect(app)
+        await client.send({"type": "hello", "name": f"gone{i}"})
+        await client.close()
+    for _ in range(100):
+        if app.service.sessions == 0:
+            break
+        await asyncio.sleep(0.05)
+    assert app.service.sessions == 0 and app.service.online == {}
+
+
+class RecordingPeer:
+    """A ``Peer`` that keeps what it is sent, and when it was told to stop and start reading."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+        self.reading: list[str] = []
+
+    def send(self, message: dict[str, Any] | str) -> None:
+        self.sent.append(json.loads(message) if isinstance(message, str) else message)
+
+    def close(self, code: int, reason: str) -> None:
+        self.reading.append(f"close {code}")
+
+    def pause_reading(self) -> None:
+        self.reading.append("pause")
+
+    def resume_reading(self) -> None:
+        self.reading.append("resume")
+
+
+async def test_a_flooding_session_stops_being_read_until_its_frames_are_served(app: App) -> None:
+    """Frames that arrive while one is served wait in the session's inbox; past
+    ``INBOX_HIGH`` of them the transport is told to stop reading, and to read again once
+    they are served. None is lost or reordered."""
+    service, peer = app.service, RecordingPeer()
+    session = service.connect(peer)
+    service.receive(session, json.dumps({"type": "hello", "name": "flood", "id": 0}))  # awaits the store
+    for i in range(1, INBOX_HIGH + 5):
+        service.receive(session, json.dumps({"type": "ping", "id": i}))
+    assert peer.reading == ["pause"] and peer.sent == []
+    await service.handle(session, json.dumps({"type": "ping", "id": INBOX_HIGH + 5}))
+    assert peer.reading == ["pause", "resume"]
+    assert [m["id"] for m in peer.sent] == list(range(INBOX_HIGH + 6))
+    assert peer.sent[0]["type"] == "welcome"
+    await service.disconnect(session)
 
 
 async def test_out_of_range_id_is_not_echoed(app: App, clients: Any) -> None:

@@ -9,11 +9,12 @@ the sans-I/O ``Room``. It owns no socket: a ``Peer`` is anything with a non-bloc
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import secrets
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from typing import Any, Protocol
 
@@ -47,6 +48,9 @@ CODE_LENGTH = 6
 TOKEN_BYTES = 32  # 256-bit tokens; only their SHA-256 is stored
 HINT_BUDGET = solver.Budget(nodes=20_000, seconds=2.0, shorten_nodes=0)
 DAILY_LIST_WAIT_S = 1.0  # how long a `daily` listing waits for challenges still being chosen
+# A session's frames waiting to be served: past HIGH its peer stops reading (as websockets'
+# own queue does, at 16 messages), and it reads again once they are down to LOW.
+INBOX_HIGH, INBOX_LOW = 16, 4
 
 
 class Peer(Protocol):
@@ -54,6 +58,11 @@ class Peer(Protocol):
         """Send a message (a str is one already encoded as JSON); never blocks."""
 
     def close(self, code: int, reason: str) -> None: ...
+
+    def pause_reading(self) -> None:
+        """Stop taking frames from this client for now (flow control)."""
+
+    def resume_reading(self) -> None: ...
 
 
 class TokenBucket:
@@ -73,9 +82,10 @@ class TokenBucket:
         return False
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Session:
-    """One connection's view of who it is and which race it is in."""
+    """One connection's view of who it is and which race it is in, and of the frames it
+    sent that are not served yet."""
 
     peer: Peer
     bucket: TokenBucket
@@ -84,6 +94,11 @@ class Session:
     room: Room | None = None
     closed: bool = False
     refused: int = 0  # messages refused by the rate limit in a row
+    busy: bool = False  # a frame is being served: its handler awaits, or its move's log commit
+    inbox: list[str | bytes] = field(default_factory=list)  # frames that arrived meanwhile
+    paused: bool = False  # the peer stopped reading: the inbox is full
+    task: asyncio.Task[None] | None = None  # the handler being awaited, if any
+    idle: list[asyncio.Future[None]] = field(default_factory=list)  # who waits for all to be served
 
 
 def new_join_code() -> str:
@@ -123,7 +138,8 @@ class RaceService:
         self._flusher: asyncio.Task[None] | None = None
         self._stuck_checks: StuckChecks[Room] = StuckChecks()
         self._checker: asyncio.Task[None] | None = None  # runs the stuck checks, while there are any
-        self._handlers: dict[type, Callable[[Session, Any], Any]] = {
+        # Every request but ``move``, which ``_serve`` plays itself (``_move``).
+        self._handlers: dict[type, Callable[[Session, Any], Coroutine[Any, Any, None]]] = {
             p.Hello: self._hello,
             p.ListGames: self._list_games,
             p.ListRaces: self._list_races,
@@ -132,7 +148,6 @@ class RaceService:
             p.LeaveRace: self._leave_race,
             p.Ready: self._ready,
             p.StartRace: self._start_race,
-            p.Move: self._move,
             p.Resign: self._resign,
             p.Ping: self._ping,
             p.StartDaily: self._start_daily,
@@ -168,8 +183,32 @@ class RaceService:
         self.metrics.inc("solitaire_errors_total", code=p.ErrorCode(code).value)
         session.peer.send(p.error(code, message, request_id))
 
+    # --- frames --------------------------------------------------------------------
+    def receive(self, session: Session, frame: str | bytes) -> None:
+        """Take one frame from the transport, as it arrives; nothing to await. A session's
+        frames are served one at a time, in order: one that arrives while an earlier one is
+        still being served (its handler awaits the store, or its move awaits the log
+        commit) waits in the session's inbox."""
+        if not session.busy:
+            self._serve(session, frame)
+            return
+        session.inbox.append(frame)
+        if len(session.inbox) >= INBOX_HIGH and not session.paused:
+            session.paused = True
+            session.peer.pause_reading()
+
     async def handle(self, session: Session, frame: str | bytes) -> None:
-        """Serve one frame. Every failure becomes an error message; nothing escapes."""
+        """``receive``, then wait until everything the session received is served: for
+        callers in the same process, such as benchmarks."""
+        self.receive(session, frame)
+        if session.busy:
+            done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            session.idle.append(done)
+            await done
+
+    def _serve(self, session: Session, frame: str | bytes) -> None:
+        """Serve one frame: at once, or by starting the task that serves it (the session is
+        ``busy`` until it is done). Every failure becomes an error message; nothing escapes."""
         self.metrics.inc("solitaire_messages_total")
         if not session.bucket.allow(self.clock()):
             session.refused += 1
@@ -188,18 +227,64 @@ class RaceService:
             request_id = request.id
             if session.player is None and not isinstance(request, p.ANONYMOUS):
                 raise p.ProtocolError(p.ErrorCode.NOT_IDENTIFIED, "say hello first")
-            await self._handlers[type(request)](session, request)
-        except p.ProtocolError as exc:
+            if type(request) is p.Move:
+                self._move(session, request)  # no task: the common move is served from callbacks
+            else:
+                self._await(session, self._handlers[type(request)](session, request), request_id)
+        except Exception as exc:
+            self._fail(session, exc, request_id)
+
+    def _await(self, session: Session, work: Coroutine[Any, Any, None], request_id: Any) -> None:
+        """Serve the rest of a frame in a task; the session's next frames wait for it."""
+        session.busy = True
+        session.task = asyncio.create_task(self._finish(session, work, request_id))
+
+    async def _finish(self, session: Session, work: Coroutine[Any, Any, None], request_id: Any) -> None:
+        try:
+            await work
+        except Exception as exc:
+            self._fail(session, exc, request_id)
+        finally:
+            session.task = None
+            self._served(session)
+
+    def _served(self, session: Session) -> None:
+        """The session's frame is served: serve those that waited, in order."""
+        session.busy = False
+        inbox = session.inbox
+        while inbox and not session.busy:
+            if session.closed:
+                inbox.clear()  # never served, so never answered: the client knows to resend
+                break
+            frame = inbox.pop(0)
+            if session.paused and len(inbox) <= INBOX_LOW:
+                session.paused = False
+                session.peer.resume_reading()
+            self._serve(session, frame)
+        if not session.busy and session.idle:
+            waiters, session.idle = session.idle, []
+            for done in waiters:
+                if not done.done():
+                    done.set_result(None)
+
+    def _fail(self, session: Session, exc: BaseException, request_id: Any) -> None:
+        """Answer a request that failed with ``exc`` with the error message it calls for."""
+        if isinstance(exc, p.ProtocolError):
             self._send_error(session, exc.code, exc.message, exc.request_id if request_id is None else request_id)
-        except RoomError as exc:
+        elif isinstance(exc, RoomError):
             self._send_error(session, exc.code, exc.message, request_id)
-        except Exception:
-            log.exception("internal error serving a %s message", type(frame).__name__,
-                          extra={"fields": {"event": "internal_error", "conn": session.id}})
+        else:
+            log.error("internal error serving a request", exc_info=exc,
+                      extra={"fields": {"event": "internal_error", "conn": session.id}})
             self._send_error(session, p.ErrorCode.INTERNAL_ERROR, "internal server error", request_id)
 
     async def disconnect(self, session: Session) -> None:
+        """The connection closed: frames it sent that were not served yet are dropped (never
+        answered), the one being served finishes first, then its player leaves the room."""
         session.closed = True
+        session.inbox.clear()
+        if session.task is not None:
+            await asyncio.wait([session.task])
         self.sessions -= 1
         player = session.player
         event(log, "disconnected", conn=session.id, player=player.id if player else None,
@@ -362,7 +447,10 @@ class RaceService:
         await self._run(room, room.start(player.id, self.clock()), reply=(player.id, req.id))
 
     # --- racing --------------------------------------------------------------------
-    async def _move(self, session: Session, req: p.Move) -> None:
+    def _move(self, session: Session, req: p.Move) -> None:
+        """Play the moves; the reply goes once their log entries are committed. Most moves
+        need nothing awaited (log, answer, maybe a stuck check): they are served from the
+        log's commit callback, with none of a task's suspending and waking."""
         room, player = self._room(session), self._player(session)
         started = time.perf_counter()
         effects = room.play(player.id, req.moves, self.clock())
@@ -375,19 +463,43 @@ class RaceService:
             self.metrics.inc("solitaire_moves_rejected_total")
         rest = effects[2 if logged else 1 :]
         if room.status is not Status.RUNNING or (rest and (len(rest) > 1 or type(rest[0]) is not CheckStuck)):
-            await self._run(room, effects, reply=(player.id, req.id))  # the race ended: all of it
+            self._await(session, self._end_move(room, effects, (player.id, req.id), started), req.id)  # the race ended
+        elif logged is None:
+            self._answer(room, player.id, req.id, reply, rest, started)
         else:
-            # Most moves: log, answer, maybe a stuck check. What ``_run`` would do, without its
-            # general checks (a running race's deadline and start record do not change here).
-            if logged is not None:
-                await self._log(room, logged)
-            target = self._online_in(room, player.id)
-            if target is not None:
-                if req.id is not None:
-                    reply["id"] = req.id
-                target.peer.send(reply)
-            for check in rest:
-                self._check(room, check)  # type: ignore[arg-type]
+            session.busy = True
+            answer_then = functools.partial(self._move_logged, session, room, logged, req.id, reply, rest, started)
+            self.store.log_moves_then(room.race_id, logged.player_id, logged.entries, answer_then)
+
+    def _move_logged(
+        self, session: Session, room: Room, logged: LogMoves, request_id: Any, reply: dict[str, Any],
+        rest: list[Any], started: float, error: BaseException | None,
+    ) -> None:
+        """The move's log entries are committed (or failed): answer, then serve the session's
+        next frame. What ``_run`` would do, without its general checks (a running race's
+        deadline and start record do not change here)."""
+        try:
+            if error is None:
+                room.logged(logged)
+                self._answer(room, logged.player_id, request_id, reply, rest, started)
+            else:
+                room.log_failed(logged)
+                self._fail(session, error, request_id)
+        finally:
+            self._served(session)
+
+    def _answer(self, room: Room, player_id: int, request_id: Any, reply: dict[str, Any], rest: list[Any], started: float) -> None:
+        target = self._online_in(room, player_id)
+        if target is not None:
+            if request_id is not None:
+                reply["id"] = request_id
+            target.peer.send(reply)
+        for check in rest:
+            self._check(room, check)
+        self.metrics.observe_move(time.perf_counter() - started)
+
+    async def _end_move(self, room: Room, effects: list[Any], reply: tuple[Any, ...], started: float) -> None:
+        await self._run(room, effects, reply=reply)  # all of it, in order
         self.metrics.observe_move(time.perf_counter() - started)
 
     async def _resign(self, session: Session, req: p.Resign) -> None:

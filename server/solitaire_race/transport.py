@@ -10,6 +10,7 @@ the JSON API under ``/api/`` (``http_api``), ``/metrics`` (Prometheus text), and
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import mimetypes
@@ -21,8 +22,9 @@ from typing import Any
 
 from websockets.asyncio.server import Server, ServerConnection, broadcast, serve
 from websockets.datastructures import Headers
-from websockets.exceptions import ConnectionClosed
+from websockets.frames import CloseCode, Frame, Opcode
 from websockets.http11 import Request, Response
+from websockets.protocol import Event
 
 from . import http_api, protocol
 from .config import Config
@@ -31,6 +33,73 @@ from .service import RaceService
 log = logging.getLogger("solitaire_race.transport")
 
 WS_PATH = "/ws"
+MAX_FRAGMENTS = 64  # frames in one message: a message of 64 KiB in one-byte frames is an attack
+
+
+class RaceConnection(ServerConnection):
+    """A websockets server connection that hands each complete message to ``deliver`` as it
+    arrives, in the event loop's read callback. websockets' own ``recv()`` queues every
+    message and wakes the handler's task for it: about 6 µs a message, a tenth of a move's
+    cost at saturation (docs/performance.md, item 42). Everything else (handshake, control
+    frames, closing, size limits) stays websockets'."""
+
+    # Slots: one more key in the connection's big instance dict doubled its size (1.6 KB
+    # per connection, measured with tracemalloc).
+    __slots__ = ("deliver", "last_frame", "early", "fragments", "opcode")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.deliver: Callable[[str | bytes], None] | None = None  # set by ``attach``
+        self.last_frame = 0.0  # loop time of the last message (the idle sweep)
+        self.early: tuple[str | bytes, ...] = ()  # messages that came before ``attach``
+        self.fragments: tuple[bytes | bytearray | memoryview, ...] = ()  # of a message sent in several frames
+        self.opcode = Opcode.TEXT  # of that message: its first frame's
+
+    def attach(self, deliver: Callable[[str | bytes], None]) -> None:
+        """From now on give every message to ``deliver``, starting with any already here."""
+        self.deliver = deliver
+        self.last_frame = self.loop.time()
+        early, self.early = self.early, ()
+        for message in early:
+            deliver(message)
+
+    def process_event(self, event: Event) -> None:
+        if type(event) is not Frame or event.opcode not in (Opcode.TEXT, Opcode.BINARY, Opcode.CONT):
+            super().process_event(event)  # the handshake's request, pings, pongs, close
+            return
+        opcode: Opcode
+        if event.fin and event.opcode is not Opcode.CONT:  # a whole message in one frame
+            data, opcode = event.data, event.opcode
+        else:
+            if event.opcode is not Opcode.CONT:
+                self.opcode = event.opcode
+            self.fragments += (event.data,)
+            if not event.fin:
+                if len(self.fragments) > MAX_FRAGMENTS:
+                    self._fail(CloseCode.MESSAGE_TOO_BIG, "too many fragments")
+                return
+            data, opcode, self.fragments = b"".join(self.fragments), self.opcode, ()
+        if opcode is Opcode.BINARY:
+            message: str | bytes = bytes(data)
+        else:
+            try:
+                message = str(data, "utf-8")
+            except UnicodeDecodeError as exc:
+                self._fail(CloseCode.INVALID_DATA, f"{exc.reason} at position {exc.start}")
+                return
+        self.last_frame = self.loop.time()
+        if self.deliver is None:
+            self.early += (message,)
+            return
+        try:
+            self.deliver(message)
+        except Exception:  # a bug: this message is lost, the connection and the loop carry on
+            log.exception("delivering a message failed")
+
+    def _fail(self, code: CloseCode, reason: str) -> None:
+        self.fragments = ()
+        self.protocol.fail(code, reason)
+        self.send_data()  # the close frame: data_received sent its output before the events
 
 
 class WebSocketPeer:
@@ -57,6 +126,14 @@ class WebSocketPeer:
 
     def close(self, code: int, reason: str) -> None:
         asyncio.get_running_loop().create_task(self.connection.close(code, reason))
+
+    def pause_reading(self) -> None:
+        if not self.connection.transport.is_closing():
+            self.connection.transport.pause_reading()
+
+    def resume_reading(self) -> None:
+        if not self.connection.transport.is_closing():
+            self.connection.transport.resume_reading()
 
 
 class HttpSite:
@@ -117,23 +194,21 @@ async def start(service: RaceService, config: Config) -> Server:
         service.metrics.inc("solitaire_slow_clients_dropped_total")
         log.warning("dropped a client that does not read", extra={"fields": {"event": "slow_client_dropped"}})
 
-    last_frame: dict[ServerConnection, float] = {}  # when each connection last sent a frame
+    open_connections: set[RaceConnection] = set()  # for the idle sweep
     loop = asyncio.get_running_loop()
 
     async def handler(connection: ServerConnection) -> None:
+        assert isinstance(connection, RaceConnection)
         if config.socket_send_buffer:
             sock = connection.transport.get_extra_info("socket")
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, config.socket_send_buffer)
         session = service.connect(WebSocketPeer(connection, config.max_send_buffer, dropped))
+        open_connections.add(connection)
         try:
-            while True:
-                last_frame[connection] = loop.time()
-                frame = await connection.recv()
-                await service.handle(session, frame)
-        except ConnectionClosed:
-            pass
+            connection.attach(functools.partial(service.receive, session))
+            await connection.wait_closed()
         finally:
-            last_frame.pop(connection, None)
+            open_connections.discard(connection)
             await service.disconnect(session)
 
     server = await serve(
@@ -141,16 +216,17 @@ async def start(service: RaceService, config: Config) -> Server:
         config.host,
         config.port,
         process_request=HttpSite(config.static_dir, service),
+        create_connection=RaceConnection,
         compression=None,  # small messages: deflate costs more than it saves (docs/performance)
         max_size=config.max_frame_bytes,
         server_header="solitaire-race",
         logger=NoFrameDumps(logging.getLogger("websockets.server"), {}),
     )
-    loop.create_task(close_idle(server, last_frame, config.idle_timeout_s))
+    loop.create_task(close_idle(server, open_connections, config.idle_timeout_s))
     return server
 
 
-async def close_idle(server: Server, last_frame: dict[ServerConnection, float], idle_s: float) -> None:
+async def close_idle(server: Server, connections: set[RaceConnection], idle_s: float) -> None:
     """Close connections that sent nothing for ``idle_s`` (code 4002), checking a few times
     per period, until the server has closed. One sweep for all connections: a timeout
     around every ``recv`` cost ~6% of the server's CPU per move (docs/performance.md)."""
@@ -159,10 +235,9 @@ async def close_idle(server: Server, last_frame: dict[ServerConnection, float], 
     while not closed.done():
         await asyncio.wait([closed], timeout=min(idle_s / 4, 60.0))
         cutoff = loop.time() - idle_s
-        for connection, seen in list(last_frame.items()):
-            if seen <= cutoff:
-                del last_frame[connection]
-                loop.create_task(connection.close(4002, "idle for too long"))
+        for connection in [c for c in connections if c.last_frame <= cutoff]:
+            connections.discard(connection)  # closed once
+            loop.create_task(connection.close(4002, "idle for too long"))
 
 
 def bound_port(server: Server) -> int:

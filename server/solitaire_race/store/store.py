@@ -7,6 +7,7 @@ dataclasses and the exceptions defined here, never SQLAlchemy objects or errors.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import functools
 import hashlib
@@ -470,17 +471,39 @@ class Store:
 
     # --- the move log -----------------------------------------------------------------
 
-    async def log_moves(self, race_id: int, player_id: int, entries: Sequence[tuple[int, str, str, int]]) -> None:
-        """Append (seq, kind, text, at_ms) entries; returns once they are committed.
-
-        Concurrent calls share commits (group commit, ``writer.py``)."""
+    def log_moves_then(
+        self, race_id: int, player_id: int, entries: Sequence[tuple[int, str, str, int]],
+        done: Callable[[BaseException | None], None],
+    ) -> None:
+        """Append (seq, kind, text, at_ms) entries; then ``done(None)`` once they are
+        committed, or ``done(error)`` (a ``StoreError`` for a database failure): always
+        later, on the loop. Calls made in one turn of the loop share a commit (group commit,
+        ``writer.py``). The hot path: nothing to await, so no task to wake per move."""
         rows = [(race_id, player_id, seq, kind, text, at_ms) for seq, kind, text, at_ms in entries]  # MOVE_LOG_COLUMNS
-        try:
-            await self._writer.append_moves(rows)
-        except IntegrityError as error:  # an unknown race or player, a bad kind: the whole batch failed
-            raise ConstraintViolation(f"cannot log moves of race {race_id}: {error.orig}") from error
-        except SQLAlchemyError as error:
-            raise StoreError(f"cannot log moves of race {race_id}: {error}") from error
+
+        def settled(error: BaseException | None, _: Any) -> None:
+            if isinstance(error, SQLAlchemyError):
+                cause, error = error, (
+                    # an unknown race or player, a bad kind: the whole batch failed
+                    ConstraintViolation(f"cannot log moves of race {race_id}: {error.orig}")
+                    if isinstance(error, IntegrityError)
+                    else StoreError(f"cannot log moves of race {race_id}: {error}")
+                )
+                error.__cause__ = cause
+            done(error)
+
+        self._writer.append_moves(rows, settled)
+
+    async def log_moves(self, race_id: int, player_id: int, entries: Sequence[tuple[int, str, str, int]]) -> None:
+        """``log_moves_then``, awaited: returns once the entries are committed, or raises."""
+        committed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def done(error: BaseException | None) -> None:
+            if not committed.done():  # else the caller stopped waiting
+                committed.set_result(None) if error is None else committed.set_exception(error)
+
+        self.log_moves_then(race_id, player_id, entries, done)
+        await committed
 
     async def running_races(self) -> list[RunningRaceRecord]:
         """Every race left running (by a crash or a restart), with its racers and logs."""

@@ -14,7 +14,8 @@ GIL hand-offs than the write:
   durable before it is acknowledged, but a commit per move caps throughput (shared/design/
   performance.md: 5.9k rows/s with per-row commits through SQLAlchemy). Appends made
   during one turn of the loop are committed together at its next turn, as one multi-row
-  INSERT through the sqlite3 driver.
+  INSERT through the sqlite3 driver. An append's caller is called back once its batch
+  is settled (no future, no task to wake: the move's reply is sent from the callback).
 
 The loop never waits for a lock: its busy timeout is 0. When another process holds the
 write lock, that write (and the rest of its batch) goes to the writer thread, which waits
@@ -55,6 +56,8 @@ ROWS_PER_STATEMENT = 100  # 600 parameters: far below SQLite's limit (32,766 sin
 CHECKPOINT_EVERY = 500  # commits: ~1,200 WAL pages of move-log appends
 Job = Callable[[Session], Any]
 Rows = list[tuple[Any, ...]]
+# Told how a queued item went: (None, result) or (the exception, None). Called on the loop.
+Done = Callable[[BaseException | None, Any], None]
 
 
 class _Checkpoint:
@@ -62,8 +65,8 @@ class _Checkpoint:
 
 
 CHECKPOINT = _Checkpoint()
-# One queued item: move rows to append, a job, or a checkpoint; and who waits for it.
-_Item = tuple[Rows | Job | _Checkpoint, "asyncio.Future[Any]"]
+# One queued item: move rows to append, a job, or a checkpoint; and who to tell.
+_Item = tuple[Rows | Job | _Checkpoint, Done]
 
 
 class Writer:
@@ -81,7 +84,7 @@ class Writer:
         self._queue: list[_Item] = []  # for the writer thread's next hop
         self._flusher: asyncio.Task[None] | None = None  # carries the queue to the thread, hop by hop
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop the appends come from
-        self._pending: list[tuple[Rows, asyncio.Future[None]]] = []  # appends for the loop's next turn
+        self._pending: list[tuple[Rows, Done]] = []  # appends for the loop's next turn
         self._commits = 0  # since the last checkpoint
         self._checkpointer = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="db-checkpoint")
         self._checkpoint_conn: Connection | None = None
@@ -93,41 +96,40 @@ class Writer:
         loop, or on the writer thread while a hop is in flight or another process holds
         SQLite's write lock; so it must not touch the event loop, and should return plain
         data, not ORM rows. Once queued, a job runs even if the caller stops waiting."""
-        if self._hop_in_flight():
-            return await self._to_thread(job)  # type: ignore[no-any-return]
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        batch, self._pending = [*self._pending, (job, future)], []  # appends submitted before it go first
-        self._run_here(batch)  # type: ignore[arg-type]
+        if self._hop_in_flight():
+            self._to_thread(job, functools.partial(_resolve, future))
+        else:
+            batch, self._pending = [*self._pending, (job, functools.partial(_resolve, future))], []
+            self._run_here(batch)  # type: ignore[arg-type]  # appends submitted before it go first
         return await future
 
-    def append_moves(self, rows: Rows) -> asyncio.Future[None]:
-        """A future done once ``rows`` (values in the order of ``columns``) are committed
-        to the move log; it raises if their batch failed. The writer keeps ``rows`` until
-        then: the caller makes a new list for each call."""
+    def append_moves(self, rows: Rows, done: Done) -> None:
+        """Append ``rows`` (values in the order of ``columns``) to the move log; then
+        ``done(None, None)`` once they are committed, or ``done(exception, None)`` if their
+        batch failed: always later, on the loop, never before this returns. The writer keeps
+        ``rows`` until then: the caller makes a new list for each call."""
         assert type(rows) is list  # a list is how the writer tells rows from a job
         if self._hop_in_flight():
-            return self._to_thread(rows)
+            self._to_thread(rows, done)
+            return
         loop = self._loop
         if loop is None or loop.is_closed():  # asking costs a getpid() call on CPython 3.11
             loop = self._loop = asyncio.get_running_loop()
-        future: asyncio.Future[None] = loop.create_future()
         if not self._pending:
             loop.call_soon(self._commit_pending)
-        self._pending.append((rows, future))
-        return future
+        self._pending.append((rows, done))
 
     def _hop_in_flight(self) -> bool:
         return self._flusher is not None and not self._flusher.done()
 
-    def _to_thread(self, work: Rows | Job | _Checkpoint) -> asyncio.Future[Any]:
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+    def _to_thread(self, work: Rows | Job | _Checkpoint, done: Done) -> None:
         # Appends waiting for the loop's turn were submitted first: they keep their place.
         self._queue += self._pending  # type: ignore[arg-type]
         self._pending = []
-        self._queue.append((work, future))
+        self._queue.append((work, done))
         if not self._hop_in_flight():
             self._flusher = asyncio.create_task(self._flush())
-        return future
 
     # --- on the loop ------------------------------------------------------------------
 
@@ -155,7 +157,7 @@ class Writer:
             try:
                 outcomes, commits, jobs = await loop.run_in_executor(self._thread, self._work, items, self._busy_timeout_ms)
             except Exception as exc:  # the thread itself failed (shut down, out of memory)
-                outcomes, commits, jobs = [(False, exc)] * len(batch), [], 0
+                outcomes, commits, jobs = [(exc, None)] * len(batch), [], 0
             self._settle(zip(batch, outcomes))
             self._committed(commits, jobs, on_loop=False)
             if self._queue:
@@ -165,14 +167,12 @@ class Writer:
                 self._run_here(batch)  # what meets a lock again is queued for the next hop
 
     @staticmethod
-    def _settle(outcomes: Iterable[tuple[_Item, tuple[bool, Any]]]) -> None:
-        for (_, future), (ok, value) in outcomes:
-            if future.done():  # the waiter was cancelled
-                continue
-            if ok:
-                future.set_result(value)
-            else:
-                future.set_exception(value)
+    def _settle(outcomes: Iterable[tuple[_Item, tuple[BaseException | None, Any]]]) -> None:
+        for (_, done), (error, value) in outcomes:
+            try:
+                done(error, value)
+            except Exception:  # one caller's failure must not keep the others waiting
+                log.exception("a caller failed on being told how its write went")
 
     def _committed(self, commits: list[tuple[int, float]], jobs: int, on_loop: bool) -> None:
         """``commits``: (rows, seconds) per move-log commit; ``jobs``: jobs committed."""
@@ -187,8 +187,11 @@ class Writer:
 
     async def _checkpoint(self) -> None:
         try:
-            await asyncio.get_running_loop().run_in_executor(self._checkpointer, self._checkpoint_alongside)
-            await self._to_thread(CHECKPOINT)
+            loop = asyncio.get_running_loop()
+            await loop.run_in_executor(self._checkpointer, self._checkpoint_alongside)
+            future: asyncio.Future[Any] = loop.create_future()
+            self._to_thread(CHECKPOINT, functools.partial(_resolve, future))
+            await future
         except Exception as exc:  # harmless: SQLite checkpoints at the latest when the last connection closes
             log.warning("WAL checkpoint failed: %s", exc)
 
@@ -196,12 +199,12 @@ class Writer:
 
     def _work(
         self, items: list[Rows | Job | _Checkpoint], busy_timeout_ms: int
-    ) -> tuple[list[tuple[bool, Any]], list[tuple[int, float]], int]:
-        """The items in order: (ok, result or exception) each, (rows, seconds) per move-log
+    ) -> tuple[list[tuple[BaseException | None, Any]], list[tuple[int, float]], int]:
+        """The items in order: (None, result) or (exception, None) each, (rows, seconds) per move-log
         commit, and how many jobs committed. ``busy_timeout_ms``: how long to wait for a
         lock held by another process; with 0 (on the loop) it stops at the first item that
         meets one, so fewer outcomes than items come back."""
-        outcomes: list[tuple[bool, Any]] = []
+        outcomes: list[tuple[BaseException | None, Any]] = []
         commits: list[tuple[int, float]] = []
         jobs = 0
         if busy_timeout_ms:
@@ -217,14 +220,14 @@ class Writer:
                     rows = [row for moves in items[i:j] for row in moves]  # type: ignore[union-attr]
                     started = time.perf_counter()
                     outcome = self._append(rows)
-                    if outcome[0]:  # metrics count commits, not attempts
+                    if outcome[0] is None:  # metrics count commits, not attempts
                         commits.append((len(rows), time.perf_counter() - started))
                 else:
                     j = i + 1
                     outcome = self._checkpoint_here() if item is CHECKPOINT else self._job(item)  # type: ignore[arg-type]
-                    if outcome[0] and item is not CHECKPOINT:
+                    if outcome[0] is None and item is not CHECKPOINT:
                         jobs += 1
-                if not busy_timeout_ms and not outcome[0] and _is_busy(outcome[1]):
+                if not busy_timeout_ms and _is_busy(outcome[0]):
                     break  # this and the rest wait on the thread
                 outcomes += [outcome] * (j - i)  # every waiter of a batch of appends learns its fate
                 i = j
@@ -259,7 +262,7 @@ class Writer:
             finally:
                 self._conn = None
 
-    def _append(self, rows: Rows) -> tuple[bool, Any]:
+    def _append(self, rows: Rows) -> tuple[BaseException | None, None]:
         """One transaction through the driver itself: SQLAlchemy's Core would add ~110 µs
         per commit to the ~35 µs SQLite takes (measured)."""
         sql, params = "BEGIN", ()
@@ -281,8 +284,8 @@ class Writer:
             if not isinstance(exc, sqlite3.IntegrityError) and not _is_busy(exc):
                 self._reset()
             # The store sees SQLAlchemy's exception types, whichever path wrote.
-            return False, DBAPIError.instance(sql, params, exc, sqlite3.Error)
-        return True, None
+            return DBAPIError.instance(sql, params, exc, sqlite3.Error), None
+        return None, None
 
     @functools.lru_cache(maxsize=ROWS_PER_STATEMENT)  # noqa: B019 - one writer per store
     def _insert_sql(self, count: int) -> str:
@@ -292,29 +295,29 @@ class Writer:
         row = "(" + ", ".join("?" * len(self._columns)) + ")"
         return f"INSERT INTO {self._move_table.name} ({', '.join(self._columns)}) VALUES {', '.join([row] * count)}"
 
-    def _job(self, job: Job) -> tuple[bool, Any]:
+    def _job(self, job: Job) -> tuple[BaseException | None, Any]:
         # Every failure, even in rollback or close, is this job's alone: the items before
         # it in the batch are committed and must be reported so.
         try:
             # expire_on_commit=False: a job builds its records from rows after committing.
             with Session(bind=self._connection(), expire_on_commit=False) as session:
                 try:
-                    return True, job(session)
+                    return None, job(session)
                 except Exception:
                     session.rollback()
                     raise
         except Exception as exc:
             if self._conn is not None and (self._conn.invalidated or self._conn.closed):
                 self._conn = None
-            return False, exc
+            return exc, None
 
-    def _checkpoint_here(self) -> tuple[bool, Any]:
+    def _checkpoint_here(self) -> tuple[BaseException | None, Any]:
         # Copies only the pages written since the checkpoint alongside began, then lets
         # the next write start the WAL over.
         try:
-            return True, self._raw().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            return None, self._raw().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
         except sqlite3.Error as exc:
-            return False, exc
+            return exc, None
 
     # --- on the checkpoint thread ---------------------------------------------------------
 
@@ -349,6 +352,16 @@ class Writer:
         await loop.run_in_executor(self._thread, self._engine.dispose)
         self._checkpointer.shutdown(wait=True)
         self._thread.shutdown(wait=True)
+
+
+def _resolve(future: asyncio.Future[Any], error: BaseException | None, value: Any) -> None:
+    """``Done`` for a caller that awaits ``future``."""
+    if future.done():  # the caller stopped waiting (cancelled)
+        return
+    if error is None:
+        future.set_result(value)
+    else:
+        future.set_exception(error)
 
 
 def _is_busy(error: BaseException | None) -> bool:
