@@ -119,6 +119,41 @@ async def test_a_lock_held_elsewhere_never_blocks_the_loop(tmp_path: Path) -> No
         await store.close()
 
 
+async def test_writes_made_on_being_told_return_to_the_loop_after_a_hop(tmp_path: Path) -> None:
+    """A caller that writes again as soon as it is told its write committed (a move's
+    reply brings the racer's next move) is back on the loop once the hop that met a lock
+    is done. Before, each write made while settling a hop went to the thread as well, and
+    so did the next one, hop after hop, for as long as the caller kept writing."""
+    store, race_id, ann, commits = await racing_store(tmp_path)
+    other = sqlite3.connect(tmp_path / "race.sqlite3", isolation_level=None, check_same_thread=False)
+    finished: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    errors: list[BaseException] = []
+
+    def append(seq: int) -> None:
+        def told(error: BaseException | None) -> None:
+            if error is not None:
+                errors.append(error)
+            if seq < 20 and error is None:
+                append(seq + 1)
+            elif not finished.done():
+                finished.set_result(None)
+
+        store.log_moves_then(race_id, ann, [(seq, "move", "1h", seq)], told)
+
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        threading.Timer(0.2, other.execute, ("COMMIT",)).start()
+        append(0)
+        await asyncio.wait_for(finished, 10)
+        assert errors == []
+        assert commits[0] == (1, False)  # met the lock: committed on the thread
+        assert commits[1:] == [(1, True)] * 20  # every later one on the loop
+        assert logged(tmp_path / "race.sqlite3", race_id, ann) == list(range(21))
+    finally:
+        other.close()
+        await store.close()
+
+
 async def test_checkpoints_let_the_wal_start_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Automatic checkpoints are off on the writer's connection; the writer's own keep the
     WAL short. Without them, 300 commits leave some 700 pages in the WAL."""

@@ -83,6 +83,7 @@ class Writer:
         self._conn: Connection | None = None  # the writer's connection, opened on first use
         self._queue: list[_Item] = []  # for the writer thread's next hop
         self._flusher: asyncio.Task[None] | None = None  # carries the queue to the thread, hop by hop
+        self._hopping = False  # the thread is working on a batch
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop the appends come from
         self._pending: list[tuple[Rows, Done]] = []  # appends for the loop's next turn
         self._commits = 0  # since the last checkpoint
@@ -121,15 +122,19 @@ class Writer:
         self._pending.append((rows, done))
 
     def _hop_in_flight(self) -> bool:
-        return self._flusher is not None and not self._flusher.done()
+        """Whether a new write must wait for the thread: it is working, or writes wait for it."""
+        return self._hopping or bool(self._queue)
+
+    def _start_flusher(self) -> None:
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush())
 
     def _to_thread(self, work: Rows | Job | _Checkpoint, done: Done) -> None:
         # Appends waiting for the loop's turn were submitted first: they keep their place.
         self._queue += self._pending  # type: ignore[arg-type]
         self._pending = []
         self._queue.append((work, done))
-        if not self._hop_in_flight():
-            self._flusher = asyncio.create_task(self._flush())
+        self._start_flusher()
 
     # --- on the loop ------------------------------------------------------------------
 
@@ -142,22 +147,28 @@ class Writer:
         """Carry out ``batch`` in order on the loop; from the first item that meets a lock
         held by another process, the rest waits on the writer thread, in order."""
         outcomes, commits, jobs = self._work([work for work, _ in batch], 0)
+        if len(outcomes) < len(batch):  # queued before the callers are told: their next writes go behind
+            self._queue = batch[len(outcomes) :] + self._queue
+            self._start_flusher()
         self._settle(zip(batch, outcomes))
         self._committed(commits, jobs, on_loop=True)
-        if len(outcomes) < len(batch):
-            self._queue = batch[len(outcomes) :] + self._queue
-            if not self._hop_in_flight():
-                self._flusher = asyncio.create_task(self._flush())
 
     async def _flush(self) -> None:
         loop = asyncio.get_running_loop()
         while self._queue:
             batch, self._queue = self._queue, []
             items = [work for work, _ in batch]
+            self._hopping = True
             try:
                 outcomes, commits, jobs = await loop.run_in_executor(self._thread, self._work, items, self._busy_timeout_ms)
             except Exception as exc:  # the thread itself failed (shut down, out of memory)
                 outcomes, commits, jobs = [(exc, None)] * len(batch), [], 0
+            finally:
+                self._hopping = False
+            # Whatever the callers told here write next goes behind what queued during the
+            # hop, while it is queued; once that has run (below), to the loop's next turn.
+            # (Sent to the thread instead, the loop's next writes followed them there, hop
+            # after hop, for as long as callers kept writing: measured.)
             self._settle(zip(batch, outcomes))
             self._committed(commits, jobs, on_loop=False)
             if self._queue:
