@@ -240,6 +240,46 @@ def test_move_log_becomes_a_journal_and_running_races_resume_from_it(tmp_path: P
         assert "log_from" not in {c[1] for c in db.execute("PRAGMA table_info(races)")}
 
 
+def test_move_log_checks_its_kind_with_comparisons_and_keeps_its_rows(tmp_path: Path) -> None:
+    """Migration 0007 rebuilds move_log with the same CHECK written as comparisons (an IN
+    list made SQLite build a temporary table for every row inserted); rows and ids stay,
+    and the CHECK and foreign keys hold, both ways."""
+    path = tmp_path / "m.sqlite3"
+    config = alembic_config(url_for(path))
+    config.attributes["configure_logger"] = False
+    command.upgrade(config, "0006")
+    rows = [(1, 1, 0, "move", "1h", 5), (1, 1, 1, "resign", "", 9), (1, 2, 0, "left", "", 12)]
+    with sqlite3.connect(path) as db:
+        db.executemany(
+            "INSERT INTO players (id, name, token_hash, created_at) VALUES (?, ?, ?, 1795000000000000)",
+            [(1, "ann", "h1"), (2, "bob", "h2")],
+        )
+        db.execute(
+            "INSERT INTO races (id, code, game, deal_number, private, status, created_by, time_limit_s, created_at, log_from) "
+            "VALUES (1, 'BCDFGH', 'cruel', 1, 1, 'running', 1, 600, 1795000000000000, 1)"
+        )
+        db.executemany("INSERT INTO move_log (id, race_id, player_id, seq, kind, text, at_ms) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                       [(10 * (i + 1), *row) for i, row in enumerate(rows)])
+    insert = "INSERT INTO move_log (race_id, player_id, seq, kind, text, at_ms) VALUES (1, 1, 2, 'move', 'x', 20)"
+
+    def check(ephemeral: bool) -> None:
+        with sqlite3.connect(path) as db:
+            db.execute("PRAGMA foreign_keys = ON")
+            assert db.execute("SELECT * FROM move_log ORDER BY id").fetchall() == [(10 * (i + 1), *row) for i, row in enumerate(rows)]
+            assert any(op == "OpenEphemeral" for _, op, *_ in db.execute("EXPLAIN " + insert)) == ephemeral
+            with pytest.raises(sqlite3.IntegrityError):
+                db.execute(insert.replace("'move'", "'teleport'"))  # CHECK
+            with pytest.raises(sqlite3.IntegrityError):
+                db.execute(insert.replace("VALUES (1,", "VALUES (7,"))  # no race 7
+            db.rollback()
+
+    check(ephemeral=True)
+    command.upgrade(config, "0007")
+    check(ephemeral=False)
+    command.downgrade(config, "0006")
+    check(ephemeral=True)
+
+
 async def test_running_races_read_their_logs_from_the_journal_tail(store: Store) -> None:
     """Entries of many races interleave in the journal; each running race gets exactly its
     own, in seq order, and a race started later starts its log after every earlier entry."""

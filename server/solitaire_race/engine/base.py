@@ -229,25 +229,26 @@ class StuckSearch(Generic[S]):
     the outcome once decided (PLAYING also when the game's ``stuck_search_limit`` is
     reached: too big to decide cheaply gives the player the benefit of the doubt)."""
 
+    __slots__ = ("game", "start", "seen", "queue", "_first_moves")
+
     def __init__(self, game: Game[S], start: S, first_moves: list[Move] | None) -> None:
         """``first_moves``: the start's rearranging moves, or None to have ``run`` list them."""
         self.game = game
         self.start = start
-        self.seen: set[S] = set()  # the start goes in on the first run: most checks never run
-        self.queue: deque[tuple[S, list[Move]]] = deque()
-        self._unlisted = first_moves is None
-        if first_moves is not None:
-            self.queue.append((start, first_moves))
+        # Made on the first run: most searches are replaced by the racer's next move first.
+        self.seen: set[S] | None = None
+        self.queue: deque[tuple[S, list[Move]]] | None = None
+        self._first_moves = first_moves
 
     def run(self, budget: int) -> Outcome | None:
         game, seen, queue = self.game, self.seen, self.queue
-        if not seen:
-            seen.add(self.start)
-        if self._unlisted:
-            self._unlisted = False
-            first_moves = game._rearranging_moves(self.start)
+        if seen is None or queue is None:
+            seen, queue = self.seen, self.queue = {self.start}, deque()
+            first_moves = self._first_moves
             if first_moves is None:
-                return Outcome.PLAYING
+                first_moves = game._rearranging_moves(self.start)
+                if first_moves is None:
+                    return Outcome.PLAYING
             queue.append((self.start, first_moves))  # none at all: the loop finds it stuck
         stop = len(seen) + budget
         while queue:

@@ -164,7 +164,9 @@ class MoveLog(Base):
     race's entries are those of its id from ``Race.log_from`` on."""
 
     __tablename__ = "move_log"
-    __table_args__ = (CheckConstraint("kind IN ('move', 'resign', 'left')", name="kind"),)
+    # Comparisons, not ``IN (...)``: SQLite builds a temporary table of an IN list for
+    # every row it checks, 0.9 µs of a row's 2.3 µs insert (migration 0007).
+    __table_args__ = (CheckConstraint("kind = 'move' OR kind = 'resign' OR kind = 'left'", name="kind"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)  # SQLite's rowid: the order of commits
     race_id: Mapped[int] = mapped_column(ForeignKey("races.id"))
