@@ -46,16 +46,34 @@ class Histogram:
         return lines + [f"{name}_sum {_num(self.sum)}", f"{name}_count {self.count}"]
 
 
+class Counter:
+    """One counter's value: ``counter.value += n``."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0.0
+
+
 class Metrics:
     """The server's counters; gauges are read from callables when rendered."""
 
     def __init__(self) -> None:
-        self.counters: dict[tuple[str, tuple[tuple[str, str], ...]], float] = defaultdict(float)
+        self.counters: dict[tuple[str, tuple[tuple[str, str], ...]], Counter] = {}
         self.gauges: dict[str, tuple[str, Callable[[], Iterable[tuple[dict[str, str], float]]]]] = {}
         self.histograms = {name: Histogram() for name in HISTOGRAM_HELP}
 
+    def counter(self, name: str, **labels: str) -> Counter:
+        """The counter of ``name`` with ``labels``. A hot path keeps it and adds to its
+        ``value`` itself: a quarter of a microsecond less than ``inc`` for every move."""
+        key = (name, tuple(sorted(labels.items())))
+        found = self.counters.get(key)
+        if found is None:
+            found = self.counters[key] = Counter()
+        return found
+
     def inc(self, name: str, amount: float = 1.0, **labels: str) -> None:
-        self.counters[(name, tuple(sorted(labels.items())) if labels else ())] += amount
+        self.counter(name, **labels).value += amount
 
     def gauge(self, name: str, help_text: str, read: Callable[[], Iterable[tuple[dict[str, str], float]]]) -> None:
         self.gauges[name] = (help_text, read)
@@ -74,8 +92,8 @@ class Metrics:
     def render(self) -> str:
         lines: list[str] = []
         by_name: dict[str, list[tuple[tuple[tuple[str, str], ...], float]]] = defaultdict(list)
-        for (name, labels), value in sorted(self.counters.items()):
-            by_name[name].append((labels, value))
+        for (name, labels), counter in sorted(self.counters.items(), key=lambda item: item[0]):
+            by_name[name].append((labels, counter.value))
         for name in sorted(set(by_name) | set(COUNTER_HELP)):
             lines += [f"# HELP {name} {COUNTER_HELP.get(name, name)}", f"# TYPE {name} counter"]
             for labels, value in by_name.get(name, [((), 0.0)]):

@@ -129,6 +129,10 @@ class RaceService:
         self.planner = planner
         self.games = all_games()
         self.metrics = metrics or Metrics()
+        # Counted for every frame and move: kept at hand (``Metrics.counter``).
+        self._frames_counted = self.metrics.counter("solitaire_messages_total")
+        self._moves_counted = self.metrics.counter("solitaire_moves_total")
+        self._move_seconds = self.metrics.histograms["solitaire_move_seconds"]
         self.sessions = 0  # open connections
         self._next_session = 0
         self.rooms: dict[str, Room] = {}
@@ -209,7 +213,7 @@ class RaceService:
     def _serve(self, session: Session, frame: str | bytes) -> None:
         """Serve one frame: at once, or by starting the task that serves it (the session is
         ``busy`` until it is done). Every failure becomes an error message; nothing escapes."""
-        self.metrics.inc("solitaire_messages_total")
+        self._frames_counted.value += 1
         if not session.bucket.allow(self.clock()):
             session.refused += 1
             self._send_error(
@@ -458,7 +462,7 @@ class RaceService:
         answer = effects[1 if logged else 0]
         assert type(answer) is Send and answer.message["type"] == "move_result"  # Room.play's order
         reply = answer.message
-        self.metrics.inc("solitaire_moves_total", len(reply["applied"]))
+        self._moves_counted.value += len(reply["applied"])
         if reply["rejected"]:
             self.metrics.inc("solitaire_moves_rejected_total")
         rest = effects[2 if logged else 1 :]
@@ -496,11 +500,11 @@ class RaceService:
             target.peer.send(reply)
         for check in rest:
             self._check(room, check)
-        self.metrics.observe_move(time.perf_counter() - started)
+        self._move_seconds.observe(time.perf_counter() - started)
 
     async def _end_move(self, room: Room, effects: list[Any], reply: tuple[Any, ...], started: float) -> None:
         await self._run(room, effects, reply=reply)  # all of it, in order
-        self.metrics.observe_move(time.perf_counter() - started)
+        self._move_seconds.observe(time.perf_counter() - started)
 
     async def _resign(self, session: Session, req: p.Resign) -> None:
         room, player = self._room(session), self._player(session)
