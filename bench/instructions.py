@@ -1,6 +1,6 @@
 """Instructions per move, counted: an A/B measure that a noisy machine cannot move.
 
-    python bench/instructions.py [--rooms 1,2] [--deals 8]
+    python bench/instructions.py [--rooms 4,8] [--deals 8] [--runs 3] [--without-stuck-checks]
 
 CPU time per move varied by a third between identical runs on the shared machines this
 project runs on (docs/performance.md), which hides any change under ~10%. Valgrind's
@@ -9,10 +9,15 @@ what else the machine is doing. This runs the race service in-process (real room
 store on a temporary SQLite file, peers that encode every message as the transport does,
 no sockets) with 8 racers per room following winning lines of Persian Patience, every room
 at once, once per ``--rooms`` value under callgrind, and prints the instructions per move
-from the difference between the runs (start-up, imports and migrations cancel out).
+from the difference between the runs (start-up, imports and migrations cancel out). Each
+racer's next move is handed to ``RaceService.receive`` when its ``move_result`` is sent,
+as the transport hands over frames: the path a move takes in the server, at saturation.
 
 Needs ``valgrind`` (``apt-get install valgrind``); a count takes a minute or two (callgrind
-runs Python ~100x slower), and it counts ``--runs`` times (3) and prints the median.
+runs Python ~100x slower), and it counts ``--runs`` times (3) and prints the median. The
+stuck searches run in the event loop's idle turns, and how many there are depends on when
+the database's threads answer: counts vary by up to 10%. ``--without-stuck-checks``
+counts everything else, to within 0.05%: the way to judge a change of a percent or two.
 Compare two commits by running it in each checkout, or this script with ``PYTHONPATH``
 set to the other checkout's ``server/``. The lines are found before counting with a node
 budget only (no time budget), so every run and every machine plays the same moves.
@@ -49,20 +54,33 @@ def winning_lines(count: int) -> list[tuple[int, list[str]]]:
     return solved_deals(count, secret=SECRET, time_budget_s=600)
 
 
-class CountingPeer:
-    """Encodes what it is sent, as ``transport.WebSocketPeer`` does, and keeps nothing."""
+class RacingPeer:
+    """A racer's connection: encodes what it is sent, as ``transport.WebSocketPeer`` does,
+    and hands the service the racer's next move as soon as a ``move_result`` arrives (a
+    racer at saturation; the transport delivers frames the same way, from a callback)."""
 
-    __slots__ = ("sent",)
+    __slots__ = ("service", "session", "frames", "played", "finished")
 
-    def __init__(self) -> None:
-        self.sent = 0
+    def __init__(self, service: Any) -> None:
+        self.service = service
+        self.session: Any = None
+        self.frames: list[str] = []
+        self.played = 0
+        self.finished: asyncio.Future[None] | None = None
 
     def send(self, message: dict[str, Any] | str) -> None:
         from solitaire_race import protocol
 
-        if not isinstance(message, str):
-            protocol.encode(message)
-        self.sent += 1
+        if isinstance(message, str):
+            return  # encoded once for the whole room: never a move_result
+        protocol.encode_utf8(message)
+        if message["type"] != "move_result" or self.finished is None:
+            return
+        self.played += 1
+        if self.played < len(self.frames):
+            self.service.receive(self.session, self.frames[self.played])
+        elif not self.finished.done():
+            self.finished.set_result(None)
 
     def close(self, code: int, reason: str) -> None:
         pass
@@ -74,7 +92,7 @@ class CountingPeer:
         pass
 
 
-async def play(rooms: int, lines: list[tuple[int, list[str]]], db_dir: str) -> int:
+async def play(rooms: int, lines: list[tuple[int, list[str]]], db_dir: str, stuck_checks: bool = True) -> int:
     """Every room races on its line, all at once; returns the number of moves played."""
     from solitaire_race.app import App
     from solitaire_race.config import Config
@@ -88,12 +106,16 @@ async def play(rooms: int, lines: list[tuple[int, list[str]]], db_dir: str) -> i
     )
     app = await App.start(config)
     service = app.service
+    if not stuck_checks:
+        # A measuring device, not a server setting: no stuck check is queued, so none runs.
+        service._stuck_checks.add = lambda *check: None  # type: ignore[method-assign]
     try:
-        racers = []
+        racers: list[tuple[Any, RacingPeer]] = []
         for r in range(rooms):
             sessions = []
             for i in range(RACERS):
-                session = service.connect(CountingPeer())
+                peer = RacingPeer(service)
+                session = peer.session = service.connect(peer)
                 await service.handle(session, json.dumps({"type": "hello", "name": f"r{r}p{i}"}))
                 sessions.append(session)
             deal, line = lines[r % len(lines)]
@@ -104,28 +126,30 @@ async def play(rooms: int, lines: list[tuple[int, list[str]]], db_dir: str) -> i
                 await service.handle(session, json.dumps({"type": "join_race", "code": room.code}))
             await service.handle(sessions[0], json.dumps({"type": "start_race"}))
             frames = [json.dumps({"type": "move", "id": k, "moves": [move]}) for k, move in enumerate(line)]
-            racers += [(session, frames) for session in sessions]
+            for session in sessions:
+                session.peer.frames = frames
+                racers.append((session, session.peer))
         await asyncio.sleep(0.05)  # the countdown of 0 s: every race running
 
-        async def racer(session: Any, frames: list[str]) -> None:
-            for frame in frames:
-                await service.handle(session, frame)
-
-        await asyncio.gather(*(racer(s, f) for s, f in racers))
+        loop = asyncio.get_running_loop()
+        for session, peer in racers:  # every racer's first move; the replies bring the rest
+            peer.finished = loop.create_future()
+            service.receive(session, peer.frames[0])
+        await asyncio.wait_for(asyncio.gather(*(peer.finished for _, peer in racers)), 3600)
         # Every line played through: a refused move would have been counted as a move.
         outcomes = {s.room.racers[s.player.id].outcome for s, _ in racers if s.room and s.player}
         if outcomes != {"won"} or len(racers) != rooms * RACERS:
             raise RuntimeError(f"the lines were not all won: {outcomes}")
-        return sum(len(f) for _, f in racers)
+        return sum(len(peer.frames) for _, peer in racers)
     finally:
         await app.stop()
 
 
-def counted(rooms: int, lines_file: Path) -> tuple[int, int]:
+def counted(rooms: int, lines_file: Path, stuck_checks: bool) -> tuple[int, int]:
     """(instructions, moves) of one run under callgrind."""
     cmd = [
         "valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-        sys.executable, __file__, "play", str(rooms), str(lines_file),
+        sys.executable, __file__, "play", str(rooms), str(lines_file), "checks" if stuck_checks else "no-checks",
     ]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=3600, check=False)
     found = re.search(r"Collected : (\d+)", done.stderr)
@@ -137,11 +161,14 @@ def counted(rooms: int, lines_file: Path) -> tuple[int, int]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rooms", default="1,2", help="two room counts: the difference makes the per-move figure")
+    parser.add_argument("--rooms", default="4,8", help="two room counts: the difference makes the per-move figure")
     parser.add_argument("--deals", type=int, default=8, help="deals with winning lines to race on")
     parser.add_argument("--runs", type=int, default=3, help="count this many times and print the median: "
                         "the stuck searches run in the loop's idle turns, whose number depends on the "
                         "timing of the database's threads, so single counts vary by a few percent")
+    parser.add_argument("--without-stuck-checks", action="store_true",
+                        help="leave the stuck searches out (no check is queued): the rest of the work "
+                        "per move, counted to within 0.05%%, to judge a change of a percent or two")
     args = parser.parse_args(argv)
     if shutil.which("valgrind") is None:
         print("valgrind is not installed (apt-get install valgrind): nothing counted", file=sys.stderr)
@@ -160,7 +187,8 @@ def main(argv: list[str] | None = None) -> int:
         for run in range(1, args.runs + 1):
             # One after the other: side by side, a busier machine would delay the database's
             # threads, and with them how many idle turns the stuck searches get.
-            (i_small, m_small), (i_large, m_large) = counted(small, lines_file), counted(large, lines_file)
+            checks = not args.without_stuck_checks
+            (i_small, m_small), (i_large, m_large) = counted(small, lines_file, checks), counted(large, lines_file, checks)
             per_move.append((i_large - i_small) / (m_large - m_small))
             print(f"run {run}: rooms {small}: {i_small:,} instructions, {m_small:,} moves; "
                   f"rooms {large}: {i_large:,}, {m_large:,} moves; per move {per_move[-1]:,.0f}")
@@ -172,7 +200,8 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "play":
         with tempfile.TemporaryDirectory() as db_dir:
-            played = asyncio.run(play(int(sys.argv[2]), json.loads(Path(sys.argv[3]).read_text()), db_dir))
+            lines = json.loads(Path(sys.argv[3]).read_text())
+            played = asyncio.run(play(int(sys.argv[2]), lines, db_dir, stuck_checks=sys.argv[4] == "checks"))
         print(f"moves {played}")
     else:
         sys.exit(main())
