@@ -51,6 +51,7 @@ DAILY_LIST_WAIT_S = 1.0  # how long a `daily` listing waits for challenges still
 # A session's frames waiting to be served: past HIGH its peer stops reading (as websockets'
 # own queue does, at 16 messages), and it reads again once they are down to LOW.
 INBOX_HIGH, INBOX_LOW = 16, 4
+_RUNNING = Status.RUNNING  # read for every move: faster than the enum's attribute (room.py)
 
 
 class Peer(Protocol):
@@ -466,7 +467,7 @@ class RaceService:
         if reply["rejected"]:
             self.metrics.inc("solitaire_moves_rejected_total")
         rest = effects[2 if logged else 1 :]
-        if room.status is not Status.RUNNING or (rest and (len(rest) > 1 or type(rest[0]) is not CheckStuck)):
+        if room.status is not _RUNNING or (rest and (len(rest) > 1 or type(rest[0]) is not CheckStuck)):
             self._await(session, self._end_move(room, effects, (player.id, req.id), started), req.id)  # the race ended
         elif logged is None:
             self._answer(room, player.id, req.id, reply, rest, started)
