@@ -472,9 +472,13 @@ class RaceService:
         elif logged is None:
             self._answer(room, player.id, req.id, reply, rest, started)
         else:
-            session.busy = True
             answer_then = functools.partial(self._move_logged, session, room, logged, req.id, reply, rest, started)
-            self.store.log_moves_then(room.race_id, logged.player_id, logged.entries, answer_then)
+            try:
+                self.store.log_moves_then(room.race_id, logged.player_id, logged.entries, answer_then)
+            except BaseException:
+                room.log_failed(logged)  # not even queued: kept for the racer's next append
+                raise
+            session.busy = True  # until ``answer_then``: never called before log_moves_then returns
 
     def _move_logged(
         self, session: Session, room: Room, logged: LogMoves, request_id: Any, reply: dict[str, Any],
