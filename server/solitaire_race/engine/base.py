@@ -243,7 +243,8 @@ class StuckSearch(Generic[S]):
     def run(self, budget: int) -> Outcome | None:
         game, seen, queue = self.game, self.seen, self.queue
         if seen is None or queue is None:
-            seen, queue = self.seen, self.queue = {self.start}, deque()
+            seen, queue = {self.start}, deque[tuple[S, list[Move]]]()
+            self.seen, self.queue = seen, queue
             first_moves = self._first_moves
             if first_moves is None:
                 first_moves = game._rearranging_moves(self.start)
