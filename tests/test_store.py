@@ -188,6 +188,14 @@ def test_move_log_becomes_without_rowid_and_keeps_its_rows_and_rules(tmp_path: P
     check_rules()
 
 
+def add_ann_and_bob(db: sqlite3.Connection) -> None:
+    """Players 1 and 2, written straight into a database at an older revision."""
+    db.executemany(
+        "INSERT INTO players (id, name, token_hash, created_at) VALUES (?, ?, ?, 1795000000000000)",
+        [(1, "ann", "h1"), (2, "bob", "h2")],
+    )
+
+
 def test_move_log_becomes_a_journal_and_running_races_resume_from_it(tmp_path: Path) -> None:
     """Migration 0006 turns move_log into a rowid table in (race, player, seq) order, sets
     each race's ``log_from``, keeps the CHECK and foreign keys, and a store opened on it
@@ -200,10 +208,7 @@ def test_move_log_becomes_a_journal_and_running_races_resume_from_it(tmp_path: P
     # inserted out of key order (the old table keeps key order whatever the insert order).
     rows = [(2, 1, 1, "move", "2>f", 20), (1, 1, 0, "move", "1h", 5), (2, 1, 0, "move", "1>f", 10), (2, 2, 0, "resign", "", 30)]
     with sqlite3.connect(path) as db:
-        db.executemany(
-            "INSERT INTO players (id, name, token_hash, created_at) VALUES (?, ?, ?, 1795000000000000)",
-            [(1, "ann", "h1"), (2, "bob", "h2")],
-        )
+        add_ann_and_bob(db)
         db.executemany(
             "INSERT INTO races (id, code, game, deal_number, private, status, created_by, time_limit_s, created_at, started_at) "
             "VALUES (?, ?, 'persian-patience', 1, 1, ?, 1, 600, 1795000000000000, 1795000000000000)",
@@ -250,10 +255,7 @@ def test_move_log_checks_its_kind_with_comparisons_and_keeps_its_rows(tmp_path: 
     command.upgrade(config, "0006")
     rows = [(1, 1, 0, "move", "1h", 5), (1, 1, 1, "resign", "", 9), (1, 2, 0, "left", "", 12)]
     with sqlite3.connect(path) as db:
-        db.executemany(
-            "INSERT INTO players (id, name, token_hash, created_at) VALUES (?, ?, ?, 1795000000000000)",
-            [(1, "ann", "h1"), (2, "bob", "h2")],
-        )
+        add_ann_and_bob(db)
         db.execute(
             "INSERT INTO races (id, code, game, deal_number, private, status, created_by, time_limit_s, created_at, log_from) "
             "VALUES (1, 'BCDFGH', 'cruel', 1, 1, 'running', 1, 600, 1795000000000000, 1)"

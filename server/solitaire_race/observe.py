@@ -86,9 +86,6 @@ class Metrics:
         self.inc("solitaire_db_committed_moves_total", rows)
         self.histograms["solitaire_db_commit_seconds"].observe(seconds)
 
-    def observe_move(self, seconds: float) -> None:
-        self.histograms["solitaire_move_seconds"].observe(seconds)
-
     def render(self) -> str:
         lines: list[str] = []
         by_name: dict[str, list[tuple[tuple[tuple[str, str], ...], float]]] = defaultdict(list)

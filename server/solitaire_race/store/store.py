@@ -29,7 +29,7 @@ from sqlalchemy.pool import ConnectionPoolEntry, NullPool
 
 from .migrate import upgrade_to_head
 from . import boards
-from .writer import Writer
+from .writer import Writer, resolve
 from .models import DailyAttempt, DailyChallenge, MoveLog, Player, PlayerStats, Race, RaceEntry, Result, Setting
 from .records import (
     CODE_MAX_LENGTH,
@@ -497,12 +497,7 @@ class Store:
     async def log_moves(self, race_id: int, player_id: int, entries: Sequence[tuple[int, str, str, int]]) -> None:
         """``log_moves_then``, awaited: returns once the entries are committed, or raises."""
         committed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-        def done(error: BaseException | None) -> None:
-            if not committed.done():  # else the caller stopped waiting
-                committed.set_result(None) if error is None else committed.set_exception(error)
-
-        self.log_moves_then(race_id, player_id, entries, done)
+        self.log_moves_then(race_id, player_id, entries, functools.partial(resolve, committed))
         await committed
 
     async def running_races(self) -> list[RunningRaceRecord]:

@@ -98,10 +98,11 @@ class Writer:
         SQLite's write lock; so it must not touch the event loop, and should return plain
         data, not ORM rows. Once queued, a job runs even if the caller stops waiting."""
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        done = functools.partial(resolve, future)
         if self._hop_in_flight():
-            self._to_thread(job, functools.partial(_resolve, future))
+            self._to_thread(job, done)
         else:
-            batch, self._pending = [*self._pending, (job, functools.partial(_resolve, future))], []
+            batch, self._pending = [*self._pending, (job, done)], []
             self._run_here(batch)  # type: ignore[arg-type]  # appends submitted before it go first
         return await future
 
@@ -201,7 +202,7 @@ class Writer:
             loop = asyncio.get_running_loop()
             await loop.run_in_executor(self._checkpointer, self._checkpoint_alongside)
             future: asyncio.Future[Any] = loop.create_future()
-            self._to_thread(CHECKPOINT, functools.partial(_resolve, future))
+            self._to_thread(CHECKPOINT, functools.partial(resolve, future))
             await future
         except Exception as exc:  # harmless: SQLite checkpoints at the latest when the last connection closes
             log.warning("WAL checkpoint failed: %s", exc)
@@ -365,8 +366,8 @@ class Writer:
         self._thread.shutdown(wait=True)
 
 
-def _resolve(future: asyncio.Future[Any], error: BaseException | None, value: Any) -> None:
-    """``Done`` for a caller that awaits ``future``."""
+def resolve(future: asyncio.Future[Any], error: BaseException | None, value: Any = None) -> None:
+    """``Done`` for a caller that awaits ``future`` (bind it with ``functools.partial``)."""
     if future.done():  # the caller stopped waiting (cancelled)
         return
     if error is None:
