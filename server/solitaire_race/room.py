@@ -178,6 +178,7 @@ class Room:
         # 8 sends per flush, not 7 per move.
         self._dirty: dict[int, tuple[Any, int, str | None, int | None]] = {}
         self._secret = secret
+        self._first: Any = None  # the deal's first state, once dealt (``_deal``)
         self.status = Status.LOBBY
         self.racers: dict[int, Racer] = {}
         self.start_at: float | None = None  # monotonic time of the common start
@@ -283,9 +284,16 @@ class Room:
             effects += self._close()
         return effects
 
+    def _deal(self) -> Any:
+        """The deal's first state, dealt once: states are immutable, so every racer, a
+        restore and every replay share it."""
+        if self._first is None:
+            self._first = self.game.deal(self.deal_number, self._secret)
+        return self._first
+
     def _go(self, now: float) -> list[Effect]:
         self.status = Status.RUNNING
-        first = self.game.deal(self.deal_number, self._secret)
+        first = self._deal()
         view = self.game.view(first)
         for racer in self.racers.values():
             racer.state = racer.shown = first  # states are immutable: sharing the first one is safe
@@ -327,7 +335,7 @@ class Room:
         grace period starts now."""
         self.status = Status.RUNNING
         self.start_at = start_at
-        first = self.game.deal(self.deal_number, self._secret)
+        first = self._deal()
         for pid, name, entries in racers:
             racer = Racer(pid, name, connected=False, state=first)
             for seq, kind, text, at_ms in entries:
@@ -526,10 +534,12 @@ class Room:
     def verify(self, results: Sequence[Result]) -> None:
         """Replay every result's move log from the deal: a log that does not replay, or
         that contradicts its result, never enters the leaderboards (raises ValueError)."""
-        first = self.game.deal(self.deal_number, self._secret)
+        first = self._deal()
+        cached = self._parse  # the room's parse cache: these moves were parsed in play
+        parse = lambda text: cached(text)[0]  # noqa: E731
         for r in results:
             try:
-                state, applied = replay(self.game, first, r.move_log)
+                state, applied = replay(self.game, first, r.move_log, parse)
             except ReplayError as exc:
                 raise ValueError(f"race {self.code}: player {r.player_id}'s log does not replay: {exc}") from None
             won = self.game.is_won(state)

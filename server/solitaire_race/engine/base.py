@@ -283,19 +283,20 @@ class ReplayError(ValueError):
         self.reason = reason
 
 
-def replay(game: Game[S], state: S, lines: Iterable[str]) -> tuple[S, int]:
+def replay(game: Game[S], state: S, lines: Iterable[str], parse: Callable[[str], Any] | None = None) -> tuple[S, int]:
     """Apply a move log (one move per line; blank lines and ``#`` comments skipped).
 
     Returns the final state and the number of moves applied; raises ``ReplayError`` at the
-    first bad line.
+    first bad line. ``parse`` stands in for ``game.parse_move`` (a caller's cache of it).
     """
+    parse = parse or game.parse_move
     applied = 0
     for number, raw in enumerate(lines, start=1):
         text = raw.split("#", 1)[0].strip()
         if not text:
             continue
         try:
-            state = game.apply(state, game.parse_move(text))
+            state = game.apply(state, parse(text))
         except (IllegalMove, NotationError) as exc:
             raise ReplayError(number, text, str(exc)) from None
         applied += 1
