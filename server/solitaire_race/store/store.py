@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any, NamedTuple, Self, TypeVar
 
 from sqlalchemy import Engine, Float, and_, bindparam, case, cast, create_engine, delete, event, func, insert, or_, select, update
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -459,12 +459,9 @@ class Store:
         started = _check_time(started_at)
 
         def write(session: Session) -> None:
-            # Its entries will come after every entry there is: SQLite gives a new row the
-            # largest rowid plus one, and the journal never deletes.
-            next_entry = select(func.coalesce(func.max(MoveLog.id), 0) + 1).scalar_subquery()
-            _transition(session, race_id, "open", "running", started_at=started, log_from=next_entry)
+            _transition(session, _start_statement(), race_id, "open", started_at=started)
             if player_ids:
-                session.execute(insert(RaceEntry.__table__), [{"race_id": race_id, "player_id": p} for p in player_ids])
+                session.execute(_statements().add_entries, [{"race_id": race_id, "player_id": p} for p in player_ids])
             session.commit()
 
         await self._write(write)
@@ -574,8 +571,8 @@ class Store:
 
         def write(session: Session) -> None:
             # The UPDATE comes first: it takes the write lock and proves the race is running.
-            game, deal_number = _transition(session, race_id, "running", "finished", finished_at=finished)
-            ranked = session.scalar(select(DailyAttempt.date).where(DailyAttempt.race_id == race_id))
+            game, deal_number = _transition(session, _finish_statement(), race_id, "running", finished_at=finished)
+            ranked = session.scalar(_statements().ranked_date, {"race_id": race_id})
             for row in rows:
                 won = row["outcome"] == "won"
                 row.update(
@@ -587,7 +584,7 @@ class Store:
                 )
             try:
                 if rows:
-                    session.execute(insert(Result.__table__), rows)  # Core: the ORM's bulk path costs more
+                    session.execute(_statements().add_results, rows)  # Core: the ORM's bulk path costs more
                     _update_stats(session, game, rows)
                 session.commit()
             except IntegrityError as error:
@@ -734,14 +731,52 @@ class Store:
 # --- write jobs (run by the writer, see writer.py) ------------------------------------
 
 
-def _transition(session: Session, race_id: int, frm: RaceStatus, to: RaceStatus, **values: Any) -> tuple[str, int]:
-    """Move a race from status ``frm`` to ``to`` (setting ``values``) inside the caller's
-    transaction and return its (game, deal number), or raise NotFound / RaceStateError."""
-    statement = (
-        update(Race).where(Race.id == race_id, Race.status == frm).values(status=to, **values)
-        .returning(Race.game, Race.deal_number)
+class _Statements(NamedTuple):
+    """Statements of the race lifecycle's writes, built once (``_statements``): building
+    one (coercing its clauses, each time) cost more than SQLite's work to run it."""
+
+    add_entries: Any
+    ranked_date: Any
+    add_results: Any
+
+
+@functools.cache
+def _statements() -> _Statements:
+    attempts = DailyAttempt.__table__.c
+    return _Statements(
+        add_entries=insert(RaceEntry.__table__),
+        ranked_date=select(attempts.date).where(attempts.race_id == bindparam("race_id")),
+        add_results=insert(Result.__table__),
     )
-    row = session.execute(statement).first()
+
+
+def _transition_statement(to: RaceStatus, **values: Any) -> Any:
+    """UPDATE a race from the status bound as ``frm`` to ``to``, setting ``values``, and
+    return its game and deal number; the race is bound as ``race_id``."""
+    races = Race.__table__.c
+    return (
+        update(Race.__table__).where(races.id == bindparam("race_id"), races.status == bindparam("frm"))
+        .values(status=to, **values).returning(races.game, races.deal_number)
+    )
+
+
+@functools.cache
+def _start_statement() -> Any:
+    # Its entries will come after every entry there is: SQLite gives a new row the largest
+    # rowid plus one, and the journal never deletes.
+    next_entry = select(func.coalesce(func.max(MoveLog.id), 0) + 1).scalar_subquery()
+    return _transition_statement("running", started_at=bindparam("started_at", type_=Race.started_at.type), log_from=next_entry)
+
+
+@functools.cache
+def _finish_statement() -> Any:
+    return _transition_statement("finished", finished_at=bindparam("finished_at", type_=Race.finished_at.type))
+
+
+def _transition(session: Session, statement: Any, race_id: int, frm: RaceStatus, **values: Any) -> tuple[str, int]:
+    """Run a ``_transition_statement`` on the race inside the caller's transaction and
+    return its (game, deal number), or raise NotFound / RaceStateError."""
+    row = session.execute(statement, {"race_id": race_id, "frm": frm, **values}).first()
     if row is None:
         race = session.get(Race, race_id)
         if race is None:
