@@ -1,18 +1,20 @@
 # One command to set up and run the server, one to set up and run the tests.
-# Both create .venv on first use (and again whenever pyproject.toml changes).
+# Both create .venv on first use (and again whenever pyproject.toml changes): `run` installs
+# only what serving needs, `test` (and `bench`) add the test tools.
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
+TEST_STAMP := $(VENV)/.test-installed-stamp
 CHROMIUM ?= /usr/bin/chromium
 
 .PHONY: run test bench
 run: $(STAMP)
 	$(VENV)/bin/solitaire-race serve $(ARGS)
 
-test: $(STAMP) $(CHROMIUM)
+test: $(TEST_STAMP) $(CHROMIUM)
 	CHROMIUM=$(CHROMIUM) $(VENV)/bin/python -m pytest $(PYTEST_ARGS)
 
-bench: $(STAMP)
+bench: $(TEST_STAMP)
 	$(PY) bench/run.py $(BENCH_ARGS)
 
 # The browser tests (tests/browser/) drive Debian's Chromium through Playwright; Playwright's
@@ -25,5 +27,9 @@ $(CHROMIUM):
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e .
 	touch $(STAMP)
+
+$(TEST_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(TEST_STAMP)

@@ -15,7 +15,9 @@ Every method returns a list of effects for the caller to carry out, in order:
   database has it;
 - ``CheckStuck(player_id, moves, search)``: only a search can tell whether this racer's
   position is stuck (``Game.assess``); run the ``StuckSearch`` off the move path and
-  report with ``stuck_checked``. The move is answered at once, not after the search.
+  report with ``stuck_checked``. The move is answered at once, not after the search;
+- ``SaveEntrants(player_ids)``: who is in the lobby now; store it before the messages that
+  follow, so a lobby survives a restart with its players (``restore_lobby``).
 Bad requests raise ``RoomError(code, message)`` and change nothing.
 """
 
@@ -96,7 +98,11 @@ class CheckStuck(NamedTuple):
     search: StuckSearch[Any]
 
 
-Effect = Send | SaveResults | LogMoves | CheckStuck
+class SaveEntrants(NamedTuple):
+    player_ids: tuple[int, ...]  # everyone in the lobby, replacing what was stored
+
+
+Effect = Send | SaveResults | LogMoves | CheckStuck | SaveEntrants
 
 
 @dataclass(slots=True)
@@ -197,23 +203,31 @@ class Room:
         if len(self.racers) >= self.max_players:
             raise RoomError("room_full", f"race {self.code} is full ({self.max_players} players)")
         self.racers[player_id] = Racer(player_id, name)
-        return [self._room_message()]
+        return [self._entrants(), self._room_message()]
 
     def leave(self, player_id: int, now: float) -> list[Effect]:
         """The player leaves the room (or their connection dropped)."""
         racer = self._racer(player_id)
         if self.status in (Status.LOBBY, Status.COUNTDOWN):
-            del self.racers[player_id]
-            if not self.racers:
-                self.status = Status.FINISHED  # abandoned before it started
-                return []
-            if player_id == self.creator_id:
-                self.creator_id = next(iter(self.racers))
-            return [self._room_message()]
+            return self._remove(player_id)
         racer.connected = False
         if self.status is Status.RUNNING and not racer.done:
             racer.gone_since = now  # their clock keeps running; see deadline()
         return [self._room_message()]
+
+    def _remove(self, player_id: int) -> list[Effect]:
+        """Take a player out of the lobby; an empty lobby is abandoned (the caller deletes
+        the race, entrants and all)."""
+        del self.racers[player_id]
+        if not self.racers:
+            self.status = Status.FINISHED
+            return []
+        if player_id == self.creator_id:
+            self.creator_id = next(iter(self.racers))
+        return [self._entrants(), self._room_message()]
+
+    def _entrants(self) -> SaveEntrants:
+        return SaveEntrants(tuple(self.racers))
 
     def set_ready(self, player_id: int, ready: bool, now: float) -> list[Effect]:
         racer = self._racer(player_id)
@@ -250,7 +264,11 @@ class Room:
     # --- time ----------------------------------------------------------------------
     def deadline(self) -> float | None:
         """When the room next needs ``tick``: the start, then the time limit or the end of
-        a disconnected racer's grace period, whichever comes first."""
+        a disconnected racer's grace period, whichever comes first. In a lobby brought
+        back by a restart: the end of its absent players' grace period."""
+        if self.status is Status.LOBBY:
+            absent = [r.gone_since + self.leave_grace_s for r in self.racers.values() if r.gone_since is not None]
+            return min(absent, default=None)
         if self.start_at is None:
             return None
         if self.status is Status.COUNTDOWN:
@@ -269,6 +287,12 @@ class Room:
             return []
         if self.status is Status.COUNTDOWN:
             return self._go(now)
+        if self.status is Status.LOBBY:  # players who did not come back after a restart
+            gone = [r.id for r in self.racers.values() if r.gone_since is not None and now >= r.gone_since + self.leave_grace_s]
+            left: list[Effect] = []
+            for player_id in gone:
+                left = self._remove(player_id)  # the last removal's effects say who is left
+            return left
         effects: list[Effect] = []
         if now >= self.start_at + self.time_limit_s:  # type: ignore[operator]
             for racer in self.racers.values():
@@ -327,12 +351,13 @@ class Room:
 
     def restore(
         self, start_at: float, racers: Sequence[tuple[int, str, Sequence[tuple[int, str, str, int]]]], now: float
-    ) -> None:
+    ) -> list[Effect]:
         """Rebuild a running race from its durable log (after a crash or a restart).
 
         Every logged move is replayed through the engine, so a log that does not replay is
         refused (``IllegalMove``) rather than trusted. Racers come back disconnected: their
-        grace period starts now."""
+        grace period starts now. If every racer's game had ended (the process died before
+        the results were saved), the race closes at once: its closing effects."""
         self.status = Status.RUNNING
         self.start_at = start_at
         first = self._deal()
@@ -353,6 +378,17 @@ class Room:
             if not racer.done:
                 racer.gone_since = now
             self.racers[pid] = racer
+        return self._close() if self._all_done() else []
+
+    def restore_lobby(self, players: Sequence[tuple[int, str]], now: float) -> None:
+        """Bring back a lobby (or an interrupted countdown, which becomes a lobby again)
+        after a restart. Its players come back disconnected and not ready; each keeps their
+        place for the grace period (``tick`` removes those who do not return)."""
+        self.status = Status.LOBBY
+        for pid, name in players:
+            self.racers[pid] = Racer(pid, name, connected=False, gone_since=now)
+        if self.creator_id not in self.racers and self.racers:
+            self.creator_id = next(iter(self.racers))
 
     # --- playing -------------------------------------------------------------------
     def play(self, player_id: int, texts: Sequence[str], now: float) -> list[Effect]:

@@ -26,10 +26,11 @@ from .engine import Game, IllegalMove, NotationError, all_games
 from . import solver
 from .observe import Metrics, event
 from .stuck_checks import StuckChecks
-from .room import CheckStuck, LogMoves, Room, RoomError, SaveResults, Send, Status
+from .room import CheckStuck, LogMoves, Room, RoomError, SaveEntrants, SaveResults, Send, Status
 from .store import (
     CodeTaken,
     DailyChallengeRecord,
+    FinishedRaceRecord,
     LeaderboardEntry,
     LeaderboardPage,
     PlayerRecord,
@@ -162,6 +163,7 @@ class RaceService:
             p.Hint: self._hint,
         }
         self._daily_rooms: dict[tuple[int, str, str], Room] = {}  # (player, game, date)
+        self._stopping = False  # shutdown(): connections closing now leave their rooms as they are
         self._install_gauges()
 
     # --- connections ---------------------------------------------------------------
@@ -298,7 +300,8 @@ class RaceService:
             return  # never identified, or replaced by a newer connection
         del self.online[player.id]
         room = session.room
-        if room is not None and player.id in room.racers:
+        # A restart keeps every lobby and race with its players: they reconnect to it.
+        if room is not None and player.id in room.racers and not self._stopping:
             await self._run(room, room.leave(player.id, self.clock()))
 
     # --- identity ------------------------------------------------------------------
@@ -358,7 +361,7 @@ class RaceService:
 
     async def _create_race(self, session: Session, req: p.CreateRace) -> None:
         player = self._player(session)
-        self._leave_finished(session)
+        await self._leave_finished(session)
         if session.room is not None:
             raise p.ProtocolError(p.ErrorCode.ALREADY_IN_RACE, f"leave race {session.room.code} first")
         game = self._game(req.game)
@@ -422,9 +425,16 @@ class RaceService:
         player = self._player(session)
         code = normalize_code(req.code)
         room = self.rooms.get(code)
+        if room is None:
+            finished = await self.store.finished_race(code) if code else None
+            if finished is not None and any(r.player_id == player.id for r in finished.results):
+                # Released from memory, or finished before a restart: its result is stored.
+                await self._leave_finished(session)
+                self._send_finished(session, finished, await self._daily_facts(finished.race, finished.daily_ranked), req.id)
+                return
         if room is None or room.status is Status.FINISHED and player.id not in room.racers:
             raise p.ProtocolError(p.ErrorCode.NO_SUCH_RACE, f"no race with code {req.code[:16]!r}")
-        self._leave_finished(session)
+        await self._leave_finished(session)
         if session.room is not None and session.room is not room:
             raise p.ProtocolError(p.ErrorCode.ALREADY_IN_RACE, f"leave race {session.room.code} first")
         effects = room.join(player.id, player.name, self.clock())
@@ -529,7 +539,7 @@ class RaceService:
     async def _start_daily(self, session: Session, req: p.StartDaily) -> None:
         player = self._player(session)
         game = self._game(req.game)
-        self._leave_finished(session)
+        await self._leave_finished(session)
         day = self.today().isoformat()
         key = (player.id, game.id, day)
         current = self._daily_rooms.get(key)
@@ -678,6 +688,8 @@ class RaceService:
                 await self._run(room, room.results_saved())
             elif isinstance(effect, CheckStuck):
                 self._check(room, effect)
+            elif isinstance(effect, SaveEntrants):
+                await self.store.set_race_entries(room.race_id, effect.player_ids)
         if room.status is Status.RUNNING and room.race_id not in self._started:
             self._started.add(room.race_id)
             await self.store.mark_race_started(room.race_id, self.wall_clock(), list(room.racers))
@@ -758,17 +770,49 @@ class RaceService:
             log.exception("timer of race %s failed", room.code)
 
     def _forget(self, room: Room) -> None:
+        """Release a finished room that nobody looks at any more: its result is stored, and
+        ``join_race`` answers from the store from now on."""
         if self.rooms.get(room.code) is room:
             del self.rooms[room.code]
+        self._started.discard(room.race_id)
         for key in [k for k, r in self._daily_rooms.items() if r is room]:
             del self._daily_rooms[key]
         timer = self._timers.pop(room.code, None)
         if timer is not None:
             timer[1].cancel()
 
-    def _leave_finished(self, session: Session) -> None:
-        if session.room is not None and session.room.status is Status.FINISHED:
+    async def _leave_finished(self, session: Session) -> None:
+        """The player moves on from a finished race (to another race): the room is
+        released once none of its racers is still in it (``_run``)."""
+        room = session.room
+        if room is not None and room.status is Status.FINISHED:
             session.room = None
+            if session.player is not None and session.player.id in room.racers:
+                await self._run(room, room.leave(session.player.id, self.clock()))
+
+    def _send_finished(
+        self, session: Session, finished: FinishedRaceRecord, daily: dict[str, Any] | None, request_id: Any
+    ) -> None:
+        """A stored finished race, as a racer coming back to it sees it: its `room` (the
+        reply), then `race_finished` with the ranking."""
+        race = finished.race
+        ranking = [
+            {"player_id": r.player_id, "name": r.player_name, "rank": r.rank, "outcome": r.outcome,
+             "time_ms": r.time_ms, "moves": r.moves, "home": r.home, "total": r.total}
+            for r in finished.results
+        ]
+        summary = {
+            "code": race.code, "link": f"{self.config.public_url}/join/{race.code}", "game": race.game,
+            "deal": race.deal_number, "private": race.private, "status": Status.FINISHED.value,
+            "creator_id": race.created_by, "time_limit_s": race.time_limit_s,
+            "max_players": 1 if race.kind == "daily" else self.config.max_players,
+            "players": [{"id": r.player_id, "name": r.player_name, "ready": False, "connected": False} for r in finished.results],
+        }
+        session.peer.send(_drop_none({"type": "room", "id": request_id, "race": summary}))
+        message: dict[str, Any] = {"type": "race_finished", "code": race.code, "game": race.game, "deal": race.deal_number, "ranking": ranking}
+        if daily is not None:
+            message["daily"] = daily
+        session.peer.send(message)
 
     def _player(self, session: Session) -> PlayerRecord:
         assert session.player is not None  # handle() checked
@@ -813,29 +857,26 @@ class RaceService:
         """Rebuild every race left running by a crash or a restart, from its move log.
 
         The race clock kept running while the server was down: a race's start is placed on
-        this process's clock from its stored start time. Lobbies do not survive a restart
-        (nobody is connected to them any more); they are removed. A race that cannot be
+        this process's clock from its stored start time. Lobbies come back with their
+        players (``_recover_lobby``); a countdown comes back as a lobby. A race that cannot be
         resumed (its game is no longer served, or its log does not replay) is closed
         without results and the reason logged, so that the other races resume; its moves
         stay in the move log. Left running, it would also keep every later restart reading
         the move log from its start (docs/database.md)."""
         now, wall = self.clock(), self.wall_clock()
         for lobby in await self.store.open_races():
-            await self.store.abandon_race(lobby.id)
+            await self._recover_lobby(lobby.race, lobby.players, now)
         for saved in await self.store.running_races():
             race = saved.race
             game = self.games.get(race.game)
-            daily = None
-            if race.kind == "daily" and race.daily_date:
-                challenge = await self.store.find_daily_challenge(race.game, race.daily_date)
-                daily = {"date": race.daily_date, "ranked": saved.daily_ranked, "par": challenge.par if challenge else None}
+            daily = await self._daily_facts(race, saved.daily_ranked)
             names = dict(saved.players)
             try:
                 if game is None or race.started_at is None:
                     raise ValueError(f"unknown game {race.game!r}" if game is None else "no start time")
                 room = self._new_room(race, game, race.time_limit_s, daily)
                 start_at = now - (wall - race.started_at).total_seconds()
-                room.restore(start_at, [(pid, names[pid], saved.logs.get(pid, ())) for pid in names], now)
+                closing = room.restore(start_at, [(pid, names[pid], saved.logs.get(pid, ())) for pid in names], now)
             except (ValueError, IllegalMove, NotationError) as exc:
                 event(log, "race_not_resumed", logging.ERROR, race=race.id, code=race.code, game=race.game, reason=str(exc))
                 self.rooms.pop(race.code, None)
@@ -845,12 +886,38 @@ class RaceService:
             if daily is not None:
                 self._daily_rooms[(race.created_by, race.game, race.daily_date)] = room  # type: ignore[index]
             event(log, "race_resumed", race=race.id, code=race.code, game=race.game, players=list(names))
-            await self._run(room, room.tick(now))  # closes it at once if its time ran out
+            # Closes it at once if every game had ended, or its time ran out.
+            await self._run(room, closing + room.tick(now))
+
+    async def _recover_lobby(self, race: RaceRecord, players: tuple[tuple[int, str], ...], now: float) -> None:
+        """A lobby (or a countdown, which comes back as a lobby) left by a restart: back
+        with its players, who have the grace period to return; an empty one is deleted."""
+        if race.kind == "daily":
+            # Died between claiming the attempt and recording its start: the player may have
+            # seen the deal, so the claim stands (its row keeps the race) and nothing resumes.
+            return
+        game = self.games.get(race.game)
+        if game is None or not players:
+            await self.store.abandon_race(race.id)
+            return
+        room = self._new_room(race, game, race.time_limit_s)
+        room.restore_lobby(players, now)
+        event(log, "lobby_resumed", race=race.id, code=race.code, game=race.game, players=[pid for pid, _ in players])
+        self._schedule(room)
+
+    async def _daily_facts(self, race: RaceRecord, ranked: bool) -> dict[str, Any] | None:
+        """The ``daily`` field of a daily attempt's messages (None for a race)."""
+        if race.kind != "daily" or not race.daily_date:
+            return None
+        challenge = await self.store.find_daily_challenge(race.game, race.daily_date)
+        return {"date": race.daily_date, "ranked": ranked, "par": challenge.par if challenge else None}
 
     async def shutdown(self) -> None:
         """Stop: every acknowledged move is already durable; tell the clients to come back.
 
-        Races stay running in the database and resume when the server starts again."""
+        Races and lobbies stay in the database, with their players, and resume when the
+        server starts again."""
+        self._stopping = True
         for task in (self._flusher, self._checker):  # a stuck check left undone is redone on resume
             if task is not None:
                 task.cancel()

@@ -147,3 +147,20 @@ class RunningRaceRecord:
     players: tuple[tuple[int, str], ...]  # (player id, name), from race_entries
     logs: dict[int, tuple[tuple[int, str, str, int], ...]]  # player -> (seq, kind, text, at_ms)
     daily_ranked: bool  # a ranked daily attempt
+
+
+@dataclass(frozen=True, slots=True)
+class OpenRaceRecord:
+    """A race still in its lobby when the server stopped: enough to bring the lobby back."""
+
+    race: RaceRecord
+    players: tuple[tuple[int, str], ...]  # (player id, name), from race_entries
+
+
+@dataclass(frozen=True, slots=True)
+class FinishedRaceRecord:
+    """A finished race and its results in rank order."""
+
+    race: RaceRecord
+    results: tuple[ResultRecord, ...]
+    daily_ranked: bool  # a ranked daily attempt

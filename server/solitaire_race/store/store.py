@@ -38,6 +38,8 @@ from .records import (
     LeaderboardPage,
     ProfileRecord,
     RunningRaceRecord,
+    OpenRaceRecord,
+    FinishedRaceRecord,
     NAME_MAX_LENGTH,
     OUTCOMES,
     PlayerRecord,
@@ -460,8 +462,17 @@ class Store:
 
         def write(session: Session) -> None:
             _transition(session, _start_statement(), race_id, "open", started_at=started)
-            if player_ids:
-                session.execute(_statements().add_entries, [{"race_id": race_id, "player_id": p} for p in player_ids])
+            if player_ids:  # who races replaces who was in the lobby
+                _replace_entries(session, race_id, player_ids)
+            session.commit()
+
+        await self._write(write)
+
+    async def set_race_entries(self, race_id: int, player_ids: Sequence[int]) -> None:
+        """Who is in an open race's lobby now (``recover`` brings lobbies back with them)."""
+
+        def write(session: Session) -> None:
+            _replace_entries(session, race_id, player_ids)
             session.commit()
 
         await self._write(write)
@@ -533,9 +544,27 @@ class Store:
                 )
             return out
 
-    async def open_races(self) -> list[RaceRecord]:
+    async def open_races(self) -> list[OpenRaceRecord]:
+        """Every race still in its lobby, with who is in it (``set_race_entries``)."""
         async with self._sessions() as session:
-            return [_race_record(r) for r in await session.scalars(select(Race).where(Race.status == "open"))]
+            races = list(await session.scalars(select(Race).where(Race.status == "open").order_by(Race.id)))
+            entries = await session.execute(
+                select(RaceEntry.race_id, Player.id, Player.name).join(Player, Player.id == RaceEntry.player_id)
+                .join(Race, Race.id == RaceEntry.race_id).where(Race.status == "open").order_by(Player.id)
+            )
+            players: dict[int, list[tuple[int, str]]] = {race.id: [] for race in races}
+            for race_id, player_id, name in entries:
+                players.setdefault(race_id, []).append((player_id, name))
+            return [OpenRaceRecord(_race_record(race), tuple(players[race.id])) for race in races]
+
+    async def finished_race(self, code: str) -> FinishedRaceRecord | None:
+        """A finished race by its join code, with its results in rank order."""
+        race = await self.race_by_code(code)
+        if race is None or race.status != "finished":
+            return None
+        async with self._sessions() as session:
+            ranked = await session.scalar(select(DailyAttempt.date).where(DailyAttempt.race_id == race.id))
+        return FinishedRaceRecord(race, tuple(await self.race_results(race.id)), daily_ranked=ranked is not None)
 
     async def finish_race(
         self, race_id: int, finished_at: datetime, results: Sequence[ResultRecord]
@@ -705,8 +734,15 @@ class Store:
         """Delete a race that is still 'open' (never started): it has no results and
         nothing refers to it. Returns False, changing nothing, if the race is missing or
         has started; a started race is ended with finish_race instead."""
-        statement = delete(Race).where(Race.id == race_id, Race.status == "open")
-        return bool(await self._write(_execute_count(statement)))
+        def write(session: Session) -> bool:
+            # Its entrants first: they refer to the race. Nothing is deleted unless it is open.
+            open_race = select(Race.id).where(Race.id == race_id, Race.status == "open").scalar_subquery()
+            session.execute(delete(RaceEntry).where(RaceEntry.race_id == open_race))
+            count = session.execute(delete(Race).where(Race.id == race_id, Race.status == "open")).rowcount  # type: ignore[attr-defined]
+            session.commit()
+            return bool(count)
+
+        return await self._write(write)
 
     # --- server settings ------------------------------------------------------------
 
@@ -783,6 +819,12 @@ def _transition(session: Session, statement: Any, race_id: int, frm: RaceStatus,
             raise NotFound(f"no race {race_id}")
         raise RaceStateError(f"race {race_id} is {race.status!r}, not {frm!r}")
     return row.game, row.deal_number
+
+
+def _replace_entries(session: Session, race_id: int, player_ids: Sequence[int]) -> None:
+    session.execute(delete(RaceEntry).where(RaceEntry.race_id == race_id))
+    if player_ids:
+        session.execute(_statements().add_entries, [{"race_id": race_id, "player_id": p} for p in player_ids])
 
 
 def _execute_count(statement: Any) -> Callable[[Session], int]:
