@@ -3,7 +3,7 @@
 Random playouts from many deals check, at every step, that: every generated legal move
 applies and round-trips through the notation; every other move in a broad candidate space
 is refused with a readable ``IllegalMove`` and leaves the state unchanged; cards are
-conserved; views are JSON; the end of the game is reported (the quick verdict and the
+conserved; views are JSON, and ``from_view`` rebuilds the player's position from one; the end of the game is reported (the quick verdict and the
 search in slices, as the server runs them, agree with ``outcome``); and replaying the move log
 from the deal reproduces the final state exactly.
 """
@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from solitaire_race import view_changes
+from solitaire_race.engine import view_changes
 from solitaire_race.engine import Game, IllegalMove, Kind, Move, NotationError, Outcome, all_games, replay
 from solitaire_race.engine.base import PRODUCTIVE, StuckSearch
 
@@ -47,10 +47,13 @@ def playout(game: Game[Any], deal: int, *, probe_every: int = 20) -> None:
     state, log = start, []
     seen: list[Any] = [start]  # every position so far
     for step in range(MAX_STEPS):
-        json.dumps(game.view(state))
+        view = game.view(state)
+        json.dumps(view)
         json.dumps(game.snapshot(state))
         legal = game.legal_moves(state)
         assert legal == game.legal_moves(state), "legal_moves must be deterministic"
+        known = game.from_view(view)  # what a client rebuilds from the view alone
+        assert game.view(known) == view and game.legal_moves(known) == legal, "from_view must give the player's position"
         assert len(set(legal)) == len(legal), "legal_moves must not repeat a move"
         for m in legal:
             text = game.format_move(m)
@@ -162,10 +165,11 @@ def test_deals_differ_by_number_and_secret(game_id: str) -> None:
     assert game.deal(1, SECRET) != game.deal(1, b"another secret")
 
 
+BAD_NOTATION = ["", "   ", "zz", "99>99", "1>", ">f", "x", "1>1>1", "🂡", "1" * 200, "\x00"]
+
+
 @pytest.mark.parametrize("game_id", GAMES)
-@pytest.mark.parametrize(
-    "text", ["", "   ", "zz", "99>99", "1>", ">f", "x", "1>1>1", "🂡", "1" * 200, "\x00"]
-)
+@pytest.mark.parametrize("text", BAD_NOTATION)
 def test_bad_notation_is_refused_clearly(game_id: str, text: str) -> None:
     game = all_games()[game_id]
     try:

@@ -32,7 +32,8 @@ import msgspec
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from solitaire_race import protocol, view_changes
+from solitaire_race import protocol
+from solitaire_race.engine import view_changes
 from solitaire_race.app import App
 from solitaire_race.engine import Game, IllegalMove, Kind, Move, NotationError, Outcome, get_game
 from solitaire_race.engine.cards import code, codes, label, parse_card

@@ -19,7 +19,8 @@ import pytest
 from jsonschema import Draft202012Validator
 from websockets.exceptions import ConnectionClosed
 
-from solitaire_race import protocol, view_changes
+from solitaire_race import protocol
+from solitaire_race.engine import view_changes
 from solitaire_race.app import App
 from solitaire_race.engine import all_games
 

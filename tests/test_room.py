@@ -9,7 +9,7 @@ import pytest
 from solitaire_race.engine import IllegalMove, Outcome, get_game
 from solitaire_race.room import CheckStuck, LogMoves, Room, RoomError, SaveResults, Send, Status
 
-from solitaire_race import view_changes
+from solitaire_race.engine import view_changes
 
 from .support import searched_line, winnable_deal
 

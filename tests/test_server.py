@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from solitaire_race import view_changes
+from solitaire_race.engine import view_changes
 from solitaire_race.app import App
 from solitaire_race.engine import Outcome, get_game
 from solitaire_race.service import CODE_ALPHABET, INBOX_HIGH

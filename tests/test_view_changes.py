@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from solitaire_race import view_changes
+from solitaire_race.engine import view_changes
 
 VIEW = {"game": "g", "piles": [["AS"], ["2H", "3H"], []], "redeals": 0, "free": ["c1"]}
 

@@ -166,7 +166,6 @@ def _server_secret(db_url: str) -> bytes:
 
 
 def cmd_hint(args: argparse.Namespace) -> int:
-    from .client.known import FULL_INFORMATION
     from .solver import Budget, hint
 
     game = get_game(args.game)
@@ -184,7 +183,7 @@ def cmd_hint(args: argparse.Namespace) -> int:
     if outcome is not Outcome.PLAYING:
         print(f"no hint: the game is over ({outcome.value}) {after}")
         return 1
-    if game.id not in FULL_INFORMATION:
+    if not game.full_information:
         # A hint may use only what the player sees; the solver would peek at hidden cards.
         print(f"no hint: {game.name} hides cards (face down or in the stock), and a hint may use only what a player sees")
         return 1

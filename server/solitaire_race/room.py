@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 
 from .engine import Game, IllegalMove, NotationError, Outcome, ReplayError, replay
 from .engine.base import StuckSearch
-from .view_changes import Change
+from .engine.view_changes import Change
 
 
 class Status(str, enum.Enum):

@@ -1,5 +1,5 @@
 // Compact view updates (docs/protocol.md, `move_result.changes`): the browser's copy of
-// server/solitaire_race/view_changes.py. Each change is [key, value] (the view's `key` is
+// server/solitaire_race/engine/view_changes.py. Each change is [key, value] (the view's `key` is
 // now `value`) or [key, index, value] (item `index` of the list at `key` is now `value`),
 // applied in order. Returns a new view; the old one is left as it was.
 export function applyChanges(view, changes) {

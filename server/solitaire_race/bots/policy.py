@@ -39,7 +39,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..client.known import FULL_INFORMATION, known_state
+from ..client.known import known_state
 from ..engine import Game, Kind, Move, get_game
 from ..solver import solve
 
@@ -85,7 +85,7 @@ class Policy:
     def _choose(self, view: dict[str, Any]) -> Move | None:
         state = known_state(view)
         self._seen.add(state)
-        if view["game"] in FULL_INFORMATION:
+        if self.game.full_information:
             if not self._plan or self._plan[0][0] != state:
                 self._plan = deque(self._solver_line(state))
             if not self._plan or self._plan[0][0] != state:
@@ -106,7 +106,7 @@ class Policy:
             for move in moves:
                 if move.kind is kind:
                     return move
-        if view["game"] == "clock" and view.get("exchange_allowed"):
+        if view.get("exchange_allowed"):  # Clock's exchange of the fourth King
             return self._exchange(view)
         if cut_off:
             for move in moves:

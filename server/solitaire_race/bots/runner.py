@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import view_changes
+from ..engine import view_changes
 from ..client.connection import DEFAULT_SERVER, KEEPALIVE_S, Connection, Disconnected
 from .policy import Policy
 

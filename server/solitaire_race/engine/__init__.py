@@ -13,9 +13,10 @@ from .base import (
     Outcome,
     Progress,
     ReplayError,
+    ShortForms,
     replay,
 )
-from .registry import all_games, get_game
+from .registry import all_games, get_game, register, unregister
 
 __all__ = [
     "Game",
@@ -26,7 +27,10 @@ __all__ = [
     "Outcome",
     "Progress",
     "ReplayError",
+    "ShortForms",
     "all_games",
     "get_game",
+    "register",
     "replay",
+    "unregister",
 ]

@@ -5,6 +5,11 @@ creates (``deal``) and transforms (``apply``). Moves are small ``Move`` values w
 per-game text notation (``parse_move`` / ``format_move``). Illegal input raises
 ``IllegalMove`` or ``NotationError`` with a sentence a player can read; the state passed in
 is never changed (it cannot be: states are frozen).
+
+A game also declares its own facts (as OpenSpiel's ``GameType`` does): whether its view
+shows every card (``full_information``), how a player's view becomes a state a client or
+bot can reason about (``from_view``), and the notation's short forms (``ShortForms``,
+``quick_move``). Nothing outside a game's module lists game ids.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, NamedTuple, TypeVar
 
-from ..view_changes import Change, diff, item_changes
+from .view_changes import Change, diff, item_changes
 from .cards import Card
 from .shuffle import check_deal_number, deal_label, keyed_shuffle
 
@@ -57,6 +62,16 @@ class Kind(str, enum.Enum):
 
 
 @dataclass(frozen=True, slots=True)
+class ShortForms:
+    """How a player may name a move by where its card comes from alone (``3`` for ``3>f``
+    or ``3>7``), which the clients expand from the player's own view (docs/terminal.md)."""
+
+    source: str  # a regular expression of the names of sources: pile numbers, slots, the waste
+    home: str  # the target that means "its foundation" in this notation (``f``, ``A``)
+    builds: bool  # a source alone may also mean its one build onto another pile
+
+
+@dataclass(frozen=True, slots=True)
 class Move:
     kind: Kind
     src: int = 0
@@ -90,6 +105,15 @@ class Game(ABC, Generic[S]):
     # ``assess`` hands the search over without listing the position's moves: the search
     # lists them, off the move path, and not at all if the racer moves on first.
     productive_test_is_exact: ClassVar[bool] = False
+
+    # --- the game's facts, for clients, bots and the solver ----------------------------
+    # The view shows every card: ``from_view`` of a view is the whole position, so a bot
+    # or the solver may search from it, and a hint may be given (docs/solver.md).
+    full_information: ClassVar[bool] = False
+    # A source alone as a move (None: no short forms), and the move a client's one-key
+    # "play" sends (Clock's ``p``; None: there is none).
+    short_forms: ClassVar[ShortForms | None] = None
+    quick_move: ClassVar[str | None] = None
 
     # --- dealing -------------------------------------------------------------------
     @abstractmethod
@@ -204,6 +228,14 @@ class Game(ABC, Generic[S]):
         return changes
 
     @abstractmethod
+    def from_view(self, view: dict[str, Any]) -> S:
+        """The state a player's ``view`` shows, every card it hides as ``cards.UNKNOWN`` (a
+        card that fits no foundation and no pile). So ``view(from_view(v)) == v``; the
+        legal moves of ``from_view(v)`` are exactly the player's; a chain of foundation
+        moves on it is legal in the real game (a hidden card never goes home); and with
+        ``full_information`` it is the position itself. Clients and bots reason on it."""
+
+    @abstractmethod
     def snapshot(self, state: S) -> dict[str, Any]:
         """The whole state as JSON-able data, hidden cards included. Server-side only."""
 
@@ -217,6 +249,10 @@ class Game(ABC, Generic[S]):
 
     @abstractmethod
     def format_move(self, move: Move) -> str: ...
+
+    def source_text(self, move: Move) -> str:
+        """How the notation names where ``move`` takes its card from (``ShortForms``)."""
+        return self.format_move(move).split(">", 1)[0]
 
     def describe(self) -> dict[str, Any]:
         return {"id": self.id, "name": self.name, "summary": self.summary}

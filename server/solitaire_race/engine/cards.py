@@ -28,6 +28,11 @@ def card(rank: int, suit: int) -> Card:
     return rank * 4 + suit
 
 
+# A card nobody can see (``Game.from_view``): rank 15 exists in no game, so it fits no
+# foundation (built up to 13 at most, down to 1 at least) and no tableau pile.
+UNKNOWN: Card = card(15, 0)
+
+
 def rank_of(c: Card) -> int:
     return c >> 2
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .base import Game, IllegalMove, Kind, Move, NotationError, Progress
-from .cards import Card, code, codes, label, standard_deck
+from .cards import UNKNOWN, Card, code, codes, label, parse_card, standard_deck
 from .piles import Pile, deal_round, replace
 
 PILES = 13
@@ -69,6 +69,7 @@ class Clock(Game[ClockState]):
         "13 face-down piles round a dial; each turned-up card goes under its hour; "
         "one exchange of the fourth King."
     )
+    quick_move = "p"  # play the card in hand: the whole game is this one key but the exchange
 
     # --- dealing -------------------------------------------------------------------
     def deck(self) -> list[Card]:
@@ -179,6 +180,15 @@ class Clock(Game[ClockState]):
             "exchange_used": state.exchanged,
             "exchange_allowed": not state.exchanged and self.blocked(state),
         }
+
+    def from_view(self, view: dict[str, Any]) -> ClockState:
+        piles = view["piles"]
+        return ClockState(
+            down=tuple((UNKNOWN,) * p["face_down"] for p in piles),
+            up=tuple(tuple(parse_card(c) for c in p["face_up"]) for p in piles),
+            hand=None if view["hand"] is None else parse_card(view["hand"]),
+            exchanged=bool(view["exchange_used"]),
+        )
 
     def snapshot(self, state: ClockState) -> dict[str, Any]:
         out = self.view(state)

@@ -22,10 +22,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .base import IllegalMove, Kind, Move, NotationError
-from .cards import Card, codes, label
+from .base import IllegalMove, Kind, Move, NotationError, ShortForms
+from .cards import UNKNOWN, Card, codes, label
 from .piles import TwoWayFoundations
-from .two_deck import STOCK, TwoDeckGame, dealt, slot_code
+from .two_deck import STOCK, TwoDeckGame, dealt, foundations_from_view, slot_code, slot_from_code
 
 WIDTH = 10
 COLUMNS = "abcdefghij"
@@ -68,6 +68,7 @@ class Parallels(TwoDeckGame[ParallelsState]):
         "'S:A>K' (the spades Ace foundation's top card to the spades King foundation) or "
         "'s' (stock: fill the gaps or deal a row)"
     )
+    short_forms = ShortForms(source=r"[a-j]\d{1,2}", home="A", builds=False)
 
     # --- dealing -------------------------------------------------------------------
     def deal_from(self, cards: Sequence[Card]) -> ParallelsState:
@@ -148,6 +149,10 @@ class Parallels(TwoDeckGame[ParallelsState]):
             "foundations": TwoWayFoundations.view(state.foundations),
             "stock_count": len(state.stock),
         }
+
+    def from_view(self, view: dict[str, Any]) -> ParallelsState:
+        slots = tuple(slot_from_code(c) for row in view["rows"] for c in row)
+        return ParallelsState(slots, (UNKNOWN,) * view["stock_count"], foundations_from_view(view["foundations"]))
 
     def snapshot(self, state: ParallelsState) -> dict[str, Any]:
         return {**self.view(state), "stock": codes(state.stock)}

@@ -25,10 +25,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .base import IllegalMove, Kind, Move, NotationError
-from .cards import Card, code, codes
+from .base import IllegalMove, Kind, Move, NotationError, ShortForms
+from .cards import UNKNOWN, Card, code, codes, parse_card
 from .piles import TwoWayFoundations
-from .two_deck import STOCK, TwoDeckGame, dealt, slot_code
+from .two_deck import STOCK, TwoDeckGame, dealt, foundations_from_view, slot_code, slot_from_code
 
 SLOTS = 9
 WASTE = 9  # Move.src of the waste
@@ -56,6 +56,7 @@ class Patriarchs(TwoDeckGame[PatriarchsState]):
         "foundation), 'S:A>K' (the spades Ace foundation's top card to the spades King "
         "foundation), 's' (turn a stock card) or 'r' (redeal)"
     )
+    short_forms = ShortForms(source=r"[1-9w]", home="A", builds=False)
 
     # --- dealing -------------------------------------------------------------------
     def deal_from(self, cards: Sequence[Card]) -> PatriarchsState:
@@ -167,6 +168,18 @@ class Patriarchs(TwoDeckGame[PatriarchsState]):
             "redeal_used": state.redealt,
             "redeal_allowed": self.may_redeal(state),
         }
+
+    def from_view(self, view: dict[str, Any]) -> PatriarchsState:
+        waste: tuple[Card, ...] = ()
+        if view["waste_count"]:
+            waste = (UNKNOWN,) * (view["waste_count"] - 1) + (parse_card(view["waste_top"]),)
+        return PatriarchsState(
+            tableau=tuple(slot_from_code(c) for c in view["tableau"]),
+            stock=(UNKNOWN,) * view["stock_count"],
+            waste=waste,
+            foundations=foundations_from_view(view["foundations"]),
+            redealt=bool(view["redeal_used"]),
+        )
 
     def snapshot(self, state: PatriarchsState) -> dict[str, Any]:
         return {**self.view(state), "waste": codes(state.waste), "stock": codes(state.stock)}

@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .base import Game, IllegalMove, Kind, Move, Progress, require_unused
-from .cards import ACE, Card, code, codes, label, standard_deck
+from .base import Game, IllegalMove, Kind, Move, Progress, ShortForms, require_unused
+from .cards import ACE, Card, code, codes, label, parse_card, rank_of, standard_deck
 from .piles import REDEAL, Pile, PileNotation, SuitFoundations, all_home, deal_in_chunks, pile_at, redeal_rest_source, replace, top_run
 
 PILES = 12
@@ -41,6 +41,8 @@ class Perseverance(Game[PerseveranceState]):
     name = "Perseverance"
     summary = "12 open piles built down in suit; runs move as a unit; two redeals."
     productive_test_is_exact = True  # a home move or a redeal: both checked in full
+    full_information = True
+    short_forms = ShortForms(source=r"1[0-2]|[1-9]", home="f", builds=True)
     max_redeals: int | None = 2  # None: unlimited
     runs_move = True
 
@@ -174,6 +176,16 @@ class Perseverance(Game[PerseveranceState]):
             "redeals_left": None if self.max_redeals is None else self.max_redeals - state.redeals,
             "redeal_allowed": self.may_redeal(state) and any(state.piles),
         }
+
+    def from_view(self, view: dict[str, Any]) -> PerseveranceState:
+        return PerseveranceState(
+            piles=tuple(tuple(parse_card(c) for c in pile) for pile in view["piles"]),
+            foundations=tuple(rank_of(parse_card(c)) for c in view["foundations"]),
+            redeals=view["redeals_used"],
+            # Only Cruel reads this flag, and there a redeal is allowed exactly when it is set
+            # (the piles are never all empty while the game goes on).
+            homed_since_deal=bool(view["redeal_allowed"]),
+        )
 
     def snapshot(self, state: PerseveranceState) -> dict[str, Any]:
         return self.view(state)  # nothing is hidden in this family

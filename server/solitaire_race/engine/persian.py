@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .base import Game, IllegalMove, Kind, Move, Progress, require_unused
+from .base import Game, IllegalMove, Kind, Move, Progress, ShortForms, require_unused
 from .cards import (
     ACE,
     KING,
@@ -34,6 +34,8 @@ from .cards import (
     codes,
     is_red,
     label,
+    parse_card,
+    rank_of,
     standard_deck,
     suit_label,
 )
@@ -118,6 +120,8 @@ class PersianPatience(Game[PersianState]):
         "two redeals."
     )
     productive_test_is_exact = True  # a home move or a redeal: both checked in full
+    full_information = True
+    short_forms = ShortForms(source=r"[1-8]", home="f", builds=True)
 
     # --- dealing -------------------------------------------------------------------
     def deck(self) -> list[Card]:
@@ -239,6 +243,18 @@ class PersianPatience(Game[PersianState]):
             "redeals_left": MAX_REDEALS - state.redeals,
             "redeal_allowed": state.redeals < MAX_REDEALS and any(state.piles),
         }
+
+    def from_view(self, view: dict[str, Any]) -> PersianState:
+        heights: list[int] = []
+        found = view["foundations"]  # per suit, the higher foundation first
+        for s in range(4):
+            pair = [0 if c is None else ORDER.index(rank_of(parse_card(c))) + 1 for c in found[2 * s : 2 * s + 2]]
+            heights += sorted(pair)
+        return PersianState(
+            piles=tuple(tuple(parse_card(c) for c in pile) for pile in view["piles"]),
+            foundations=tuple(heights),
+            redeals=view["redeals_used"],
+        )
 
     def snapshot(self, state: PersianState) -> dict[str, Any]:
         return self.view(state)  # every card is face up

@@ -26,15 +26,30 @@ from __future__ import annotations
 import re
 from abc import abstractmethod
 from collections.abc import Sequence
-from typing import ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from .base import Game, IllegalMove, Kind, Move, NotationError, Outcome, Progress
-from .cards import ACE, KING, SUITS, Card, code, standard_deck
+from .cards import ACE, KING, SUITS, Card, code, parse_card, rank_of, standard_deck
 from .piles import DOWN, UP, TwoWayFoundations
 
 TOTAL = 104  # both decks end on the foundations
 SIDES = TwoWayFoundations.NAMES  # "A" (UP), "K" (DOWN)
 STOCK = Move(Kind.STOCK)
+
+
+def slot_from_code(text: str | None) -> Card:
+    """A view's slot back as a card (0: empty); ``slot_code``'s inverse."""
+    return 0 if text is None else parse_card(text)
+
+
+def foundations_from_view(foundations: list[dict[str, Any]]) -> tuple[int, ...]:
+    """The two-way foundations' tops from a view's ``foundations`` entries."""
+    tops = [0] * 8
+    for entry in foundations:
+        suit = SUITS.index(entry["suit"])
+        side = UP if entry["side"] == "A" else DOWN
+        tops[2 * suit + side] = rank_of(parse_card(entry["top"]))
+    return tuple(tops)
 
 
 def slot_code(c: Card) -> str | None:

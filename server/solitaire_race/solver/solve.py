@@ -17,7 +17,6 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..client.known import FULL_INFORMATION
 from ..engine import Game, ReplayError, get_game, replay
 from .knowledge import knowledge_for
 from .search import Status, search
@@ -107,7 +106,7 @@ def hint(game: Game[Any] | str, state: Any, budget: Budget = Budget(nodes=20_000
     so the answer is always None there.
     """
     rules = _game(game)
-    if rules.id not in FULL_INFORMATION:
+    if not rules.full_information:
         return None
     result = solve(
         rules, state, node_budget=budget.nodes, time_budget_s=budget.seconds, shorten_budget=budget.shorten_nodes

@@ -30,7 +30,7 @@ import tty
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from .. import view_changes
+from ..engine import view_changes
 from ..client.connection import KEEPALIVE_S, Connection, Disconnected, http_url, ws_url
 from ..client.known import known_state
 from ..engine import all_games, get_game

@@ -2,13 +2,14 @@
 
 The server is the judge of every move: anything typed in a game's notation
 (``docs/games/``) is sent as it is, and the server's reason is shown when it refuses. The
-client only expands a few short forms, reading the player's own view (``client.known``):
+client only expands a few short forms, reading the player's own view (``client.known``)
+and what each game declares of its notation (``Game.short_forms``, ``Game.quick_move``):
 
 | typed | in | sent |
 |---|---|---|
 | a pile number alone (``3``) | Perseverance family, Persian Patience | ``3>f`` if its top card goes home, else ``3>N`` for the one pile it fits; if it fits several piles, nothing is sent and the choices are listed; if it has no move, ``3>f`` (the server says why) |
 | a source alone (``c2``, ``5``, ``w``) | Parallels, Patriarchs | ``c2>A`` or ``c2>K``, whichever foundation the card fits; both: nothing sent, the choices listed; neither: ``c2>A`` (the server says why) |
-| Enter on an empty line | Clock | ``p`` |
+| Enter on an empty line | Clock (a game's ``quick_move``) | ``p`` |
 | ``f`` | every game but Clock | every foundation move there is now, in one message (the client repeats while more appear) |
 | ``3>f, 9>f`` | every game | several moves in one message, in order, each sent as typed (short forms are for a move typed alone, since each later move starts from a position the client has not seen yet) |
 
@@ -22,13 +23,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..client.known import PERSEVERANCE_FAMILY, home_chain, legal_moves
+from ..client.known import home_chain, legal_moves
 from ..engine import Kind, get_game
 
 MAX_MOVES = 64  # moves per `move` message (docs/protocol.md)
-_PILES = {**{g: 12 for g in PERSEVERANCE_FAMILY}, "persian-patience": 8}
-_PARALLELS_SLOT = re.compile(r"^[a-j]\d{1,2}$")
-_PATRIARCHS_SOURCE = re.compile(r"^[1-9w]$")
 
 
 @dataclass(frozen=True)
@@ -42,40 +40,33 @@ class Expansion:
 
 def _one(text: str, view: dict[str, Any]) -> tuple[str | None, str | None]:
     """One move's text after expansion, and a note; (None, note) when ambiguous."""
-    game_id = view["game"]
+    game = get_game(view["game"])
+    forms = game.short_forms
     t = text.strip().lower()
-    if game_id in _PILES and t.isdigit() and 1 <= int(t) <= _PILES[game_id]:
-        pile = int(t) - 1
-        game = get_game(game_id)
-        moves = [m for m in legal_moves(view) if m.src == pile and m.kind in (Kind.HOME, Kind.BUILD)]
-        if any(m.kind is Kind.HOME for m in moves):
-            return f"{t}>f", None
-        targets = sorted({m.dst + 1 for m in moves})
-        if len(targets) == 1:
-            return game.format_move(moves[0]), None
-        if targets:
-            options = " or ".join(f"{t}>{n}" for n in targets)
-            return None, f"pile {t} fits on piles {', '.join(map(str, targets))}: type {options}"
-        return f"{t}>f", None
-    if (game_id == "parallels" and _PARALLELS_SLOT.match(t)) or (
-        game_id == "patriarchs" and _PATRIARCHS_SOURCE.match(t)
-    ):
-        game = get_game(game_id)
-        homes = [game.format_move(m) for m in legal_moves(view) if m.kind is Kind.HOME]
-        fits = [m for m in homes if m.split(">")[0] == t]
-        if len(fits) == 1:
-            return fits[0], None
-        if fits:
-            return None, f"{t} fits both foundations: type {' or '.join(fits)}"
-        return f"{t}>A", None
-    return text.strip(), None
+    if forms is None or not re.fullmatch(forms.source, t):
+        return text.strip(), None
+    kinds = (Kind.HOME, Kind.BUILD) if forms.builds else (Kind.HOME,)
+    mine = [m for m in legal_moves(view) if m.kind in kinds and game.source_text(m) == t]
+    homes = [game.format_move(m) for m in mine if m.kind is Kind.HOME]
+    if len(homes) == 1:
+        return homes[0], None
+    if homes:
+        return None, f"{t} fits both foundations: type {' or '.join(homes)}"
+    builds = [game.format_move(m) for m in mine]
+    if len(builds) == 1:
+        return builds[0], None
+    if builds:
+        targets = [b.split(">", 1)[1] for b in builds]
+        return None, f"pile {t} fits on piles {', '.join(targets)}: type {' or '.join(builds)}"
+    return f"{t}>{forms.home}", None  # no move from there: the server says why
 
 
 def expand(text: str, view: dict[str, Any]) -> Expansion:
     """The moves to send for ``text`` typed while playing ``view``."""
     stripped = text.strip()
     if not stripped:
-        return Expansion(["p"]) if view["game"] == "clock" else Expansion()
+        quick = get_game(view["game"]).quick_move
+        return Expansion([quick]) if quick else Expansion()
     if stripped.lower() in ("f", "home"):
         chain = home_chain(view, MAX_MOVES)
         if not chain:

@@ -318,9 +318,14 @@ RENDERERS = {
 }
 
 
+def render_fields(view: dict[str, Any], style: Style) -> list[str]:
+    """A game without a drawing of its own here: its view's fields, one a line."""
+    return [f"{key}: {value}" for key, value in view.items() if key != "game"]
+
+
 def render_view(view: dict[str, Any], style: Style = PLAIN) -> list[str]:
     """A player's view of any game as lines of text."""
-    return RENDERERS[view["game"]](view, style)
+    return RENDERERS.get(view["game"], render_fields)(view, style)
 
 
 # --- help -----------------------------------------------------------------------------------
@@ -491,8 +496,9 @@ def _hint(screen: Screen) -> str:
     if screen.phase == "race":
         if screen.me is not None and screen.me["outcome"] != "playing":
             return "your game is over: the ranking comes when everyone is done · leave · quit"
-        if (screen.race or {}).get("game") == "clock":
-            return "Enter (or p) plays · ? help · resign · leave · quit"
+        game = all_games().get((screen.race or {}).get("game", ""))
+        if game is not None and game.quick_move:  # Clock: the whole game is one key
+            return f"Enter (or {game.quick_move}) plays · ? help · resign · leave · quit"
         hint = "hint · " if _practice(screen) else ""
         return f"type a move (? shows how) · f sends all home · {hint}resign · leave · quit"
     if screen.phase == "finished":
