@@ -18,6 +18,7 @@ from typing import Any
 from .config import EVENT_LOOPS
 from .engine import Outcome, ReplayError, all_games, get_game, replay
 from .engine.cards import label, parse_card
+from .results import ALL_TIME_BOARDS
 
 DEV_SECRET = "solitaire-race-dev"
 SECRET_ENV = "SOLITAIRE_RACE_SECRET"
@@ -243,7 +244,7 @@ def _vs_par(entry: Any, par: int | None) -> str:
 def render_board(page: Any, title: str, par: int | None = None) -> str:
     """A leaderboard page as a text table (the viewer's own row added below if off-page);
     with a daily ``par``, each winner's moves against it."""
-    allt = page.board in ("fastest", "wins", "win_rate")
+    allt = page.board in ALL_TIME_BOARDS
     head = f"{'#':>4}  {'player':<20} " + (
         f"{'wins':>5} {'games':>5} {'rate':>6} {'best':>8}" if allt else f"{'result':<11} {'time':>8} {'moves':>5} {'home':>7}"
     ) + (f" {'vs par':>6}" if par is not None else "")
@@ -372,7 +373,9 @@ def build_parser() -> argparse.ArgumentParser:
     lb.add_argument("game")
     lb.add_argument("--daily", metavar="DATE", help="the daily challenge of DATE (YYYY-MM-DD or 'today')")
     lb.add_argument("--deal", type=int, help="the board of one deal")
-    lb.add_argument("--board", choices=["fastest", "wins", "win-rate"], default="fastest", help="all-time board (default fastest)")
+    lb.add_argument(
+        "--board", choices=[b.replace("_", "-") for b in ALL_TIME_BOARDS], default="fastest", help="all-time board (default fastest)"
+    )
     lb.add_argument("--min-games", type=int, default=10, help="win-rate board: minimum games (default 10)")
     lb.add_argument("--page", type=int, default=1)
     lb.add_argument("--page-size", type=int, default=20)

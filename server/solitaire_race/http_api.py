@@ -12,9 +12,10 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from . import protocol as p
+from .results import BOARDS
 from .service import RaceService
 
-_LEADERBOARD = re.compile(r"^/api/leaderboard/(deal|daily|fastest|wins|win_rate)/([a-z0-9-]{1,32})$")
+_LEADERBOARD = re.compile(rf"^/api/leaderboard/({'|'.join(BOARDS)})/([a-z0-9-]{{1,32}})$")
 _PLAYER = re.compile(r"^/api/players/(\d{1,18})$")
 _STATUS = {p.ErrorCode.NOT_FOUND: 404, p.ErrorCode.UNKNOWN_GAME: 404}
 

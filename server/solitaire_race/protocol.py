@@ -13,9 +13,11 @@ shared/design/performance.md: ~0.5 µs per message, against ~4 µs for the stdli
 from __future__ import annotations
 
 import enum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import msgspec
+
+from .results import Board
 
 MAX_FRAME_BYTES = 8 * 1024  # larger requests get "too_large"; see also the transport's hard cap
 
@@ -125,7 +127,7 @@ class Daily(_Request, tag="daily"):
 
 
 class Leaderboard(_Request, tag="leaderboard"):
-    board: Literal["deal", "daily", "fastest", "wins", "win_rate"]
+    board: Board
     game: GameId
     deal: Annotated[int, msgspec.Meta(ge=0, le=2**53 - 1)] | None = None  # board "deal"
     date: IsoDate | None = None  # board "daily"

@@ -29,9 +29,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from .engine import Game, IllegalMove, NotationError, Outcome, ReplayError, replay
+from .engine import Game, IllegalMove, Move, NotationError, Outcome, ReplayError, replay
 from .engine.base import StuckSearch
 from .engine.view_changes import Change
+from .results import RacerOutcome, rank_key
 
 
 class Status(str, enum.Enum):
@@ -63,7 +64,7 @@ class Result:
     player_id: int
     name: str
     rank: int
-    outcome: str  # won | stuck | resigned | timeout | left | interrupted
+    outcome: RacerOutcome
     time_ms: int | None  # from the common start to the end of this racer's game
     moves: int
     home: int
@@ -113,7 +114,7 @@ class Racer:
     connected: bool = True
     state: Any = None
     log: list[str] = field(default_factory=list)
-    outcome: str | None = None  # set when this racer's game is over
+    outcome: RacerOutcome | None = None  # set when this racer's game is over
     end_ms: int | None = None
     gone_since: float | None = None  # disconnected mid-race at this time
     events: int = 0  # entries in this racer's durable log (the next seq)
@@ -137,10 +138,8 @@ def _seen(racer: Racer) -> tuple[Any, int, str | None, int | None]:
 
 
 MAX_MOVES_PER_MESSAGE = 64
-_PLAYING = Outcome.PLAYING.value  # read after every move: an enum's .value is a slow property
-# Enum members read on every move: a module constant is read in ~20 ns, ``Enum.MEMBER`` in
-# ~90 ns on CPython 3.11 (measured).
-_RUNNING, _STILL_PLAYING, _WON, _STUCK = Status.RUNNING, Outcome.PLAYING, Outcome.WON, Outcome.STUCK
+# A game's end as the racer's outcome (the engine's vocabulary into the race's).
+_ENDED_AS = {Outcome.WON: RacerOutcome.WON, Outcome.STUCK: RacerOutcome.STUCK}
 
 
 class Room:
@@ -174,8 +173,7 @@ class Room:
         self.link = link
         self.leave_grace_s = leave_grace_s
         self.daily = daily  # {"date", "ranked"} for a daily challenge attempt
-        # A move text as (move, its canonical text): racers repeat moves.
-        self._parse = functools.lru_cache(maxsize=1024)(lambda text: (m := game.parse_move(text), game.format_move(m)))
+        self._parse = functools.lru_cache(maxsize=1024)(self._parse_move)  # racers repeat moves
         # The progress of each racer with durable moves not yet published, captured when the
         # caller reports its LogMoves done (``logged``), so standings never show a move that
         # a crash could still lose: the racer's state, moves, outcome and end then (states
@@ -297,16 +295,21 @@ class Room:
         if now >= self.start_at + self.time_limit_s:  # type: ignore[operator]
             for racer in self.racers.values():
                 if not racer.done:
-                    self._end(racer, "timeout", now)
+                    self._end(racer, RacerOutcome.TIMEOUT, now)
         for racer in self.racers.values():
             if racer.gone_since is not None and now >= racer.gone_since + self.leave_grace_s:
-                self._end(racer, "left", now)
+                self._end(racer, RacerOutcome.LEFT, now)
                 self._dirty.pop(racer.id, None)
                 effects.append(self._log(racer, (racer.record("left", "", racer.end_ms or 0),)))
                 effects.append(self._to_all(self._progress(racer)))
         if self._all_done():
             effects += self._close()
         return effects
+
+    def _parse_move(self, text: str) -> tuple[Move, str]:
+        """A move text as the move and its canonical text (what the log keeps)."""
+        move = self.game.parse_move(text)
+        return move, self.game.format_move(move)
 
     def _deal(self) -> Any:
         """The deal's first state, dealt once: states are immutable, so every racer, a
@@ -336,7 +339,7 @@ class Room:
             "time_limit_s": self.time_limit_s,
             "view": view,
             "moves": len(racer.log),
-            "outcome": racer.outcome or _PLAYING,
+            "outcome": racer.outcome or RacerOutcome.PLAYING,
             "opponents": [self._progress(r) for r in self.racers.values() if r.id != racer.id],
             **({"daily": self.daily} if self.daily else {}),
         }
@@ -372,9 +375,10 @@ class Room:
                     racer.log.append(text)
                     outcome = self.game.outcome(racer.state)
                     if outcome is not Outcome.PLAYING:
-                        racer.outcome, racer.end_ms = ("won" if outcome is Outcome.WON else "stuck"), at_ms
+                        racer.outcome, racer.end_ms = _ENDED_AS[outcome], at_ms
                 else:  # resign / left
-                    racer.outcome, racer.end_ms = ("resigned" if kind == "resign" else "left"), at_ms
+                    racer.outcome = RacerOutcome.RESIGNED if kind == "resign" else RacerOutcome.LEFT
+                    racer.end_ms = at_ms
             if not racer.done:
                 racer.gone_since = now
             self.racers[pid] = racer
@@ -398,7 +402,7 @@ class Room:
         move was applied), the ``move_result`` for the racer, a ``CheckStuck`` if needed,
         and, only when this move ended the race, the race's closing effects."""
         racer = self._racer(player_id)
-        if self.status is not _RUNNING:
+        if self.status is not Status.RUNNING:
             raise RoomError("race_not_running", f"race {self.code} is not running ({self.status.value})")
         if racer.done:
             raise RoomError("game_over", f"your game is over ({racer.outcome})")
@@ -418,12 +422,9 @@ class Room:
             applied.append(formatted)
             racer.log.append(formatted)
         racer.state = state
-        verdict = game.assess(state) if applied else _STILL_PLAYING
-        outcome = verdict if isinstance(verdict, Outcome) else None
-        if outcome is _WON:
-            self._end(racer, "won", now)
-        elif outcome is _STUCK:
-            self._end(racer, "stuck", now)
+        verdict = game.assess(state) if applied else Outcome.PLAYING
+        if verdict is Outcome.WON or verdict is Outcome.STUCK:
+            self._end(racer, _ENDED_AS[verdict], now)
         progress = game.progress(state)
         at_ms = self._elapsed_ms(now)
         effects: list[Effect] = []
@@ -440,7 +441,7 @@ class Room:
             "changes": changes,
             "progress": progress.to_json(),
             "moves": len(racer.log),
-            "outcome": racer.outcome or _PLAYING,
+            "outcome": racer.outcome or RacerOutcome.PLAYING,
             "elapsed_ms": at_ms,
         }
         effects.append(Send((racer.id,), reply))
@@ -460,7 +461,7 @@ class Room:
             or self.status is not Status.RUNNING or len(racer.log) != moves
         ):
             return []
-        self._end_at(racer, "stuck", racer.last_move_ms)
+        self._end_at(racer, RacerOutcome.STUCK, racer.last_move_ms)
         self._dirty.pop(racer.id, None)  # told to everyone now, below
         effects: list[Effect] = [self._to_all(self._progress(racer))]
         if self._all_done():
@@ -521,7 +522,7 @@ class Room:
             raise RoomError("race_not_running", f"race {self.code} is not running ({self.status.value})")
         if racer.done:
             raise RoomError("game_over", f"your game is over ({racer.outcome})")
-        self._end(racer, "resigned", now)
+        self._end(racer, RacerOutcome.RESIGNED, now)
         self._dirty.pop(racer.id, None)  # told to everyone now, below
         effects: list[Effect] = [self._log(racer, (racer.record("resign", "", racer.end_ms or 0),))]
         effects.append(self._to_all(self._progress(racer)))
@@ -529,10 +530,10 @@ class Room:
             effects += self._close()
         return effects
 
-    def _end(self, racer: Racer, outcome: str, now: float) -> None:
+    def _end(self, racer: Racer, outcome: RacerOutcome, now: float) -> None:
         self._end_at(racer, outcome, self._elapsed_ms(now))
 
-    def _end_at(self, racer: Racer, outcome: str, at_ms: int) -> None:
+    def _end_at(self, racer: Racer, outcome: RacerOutcome, at_ms: int) -> None:
         racer.outcome = outcome
         racer.gone_since = None
         racer.end_ms = min(at_ms, self.time_limit_s * 1000)  # a late timer never adds time
@@ -542,21 +543,17 @@ class Room:
 
     # --- the end -------------------------------------------------------------------
     def ranking(self) -> tuple[Result, ...]:
-        """Won games by time (then fewer moves); the rest by cards home, then fewer moves."""
-        def key(r: Racer) -> tuple[Any, ...]:
-            home = self.game.progress(r.state).home
-            if r.outcome == "won":
-                return (0, r.end_ms, len(r.log), r.id)
-            return (1, -home, len(r.log), r.id)
-
-        ordered = sorted(self.racers.values(), key=key)
-        out = []
-        for rank, r in enumerate(ordered, start=1):
+        """The racers in ``results.rank_key``'s order (then by player id)."""
+        unranked = []
+        for r in self.racers.values():
             p = self.game.progress(r.state)
-            out.append(
-                Result(r.id, r.name, rank, r.outcome or "timeout", r.end_ms, len(r.log), p.home, p.total, tuple(r.log))
-            )
-        return tuple(out)
+            outcome = r.outcome or RacerOutcome.TIMEOUT
+            unranked.append((rank_key(outcome, r.end_ms, len(r.log), p.total - p.home), r.id, r, outcome, p))
+        unranked.sort(key=lambda entry: entry[:2])
+        return tuple(
+            Result(r.id, r.name, rank, outcome, r.end_ms, len(r.log), p.home, p.total, tuple(r.log))
+            for rank, (_, _, r, outcome, p) in enumerate(unranked, start=1)
+        )
 
     def _close(self) -> list[Effect]:
         # Everyone's final progress before the ranking. These effects follow the last
@@ -571,15 +568,13 @@ class Room:
         """Replay every result's move log from the deal: a log that does not replay, or
         that contradicts its result, never enters the leaderboards (raises ValueError)."""
         first = self._deal()
-        cached = self._parse  # the room's parse cache: these moves were parsed in play
-        parse = lambda text: cached(text)[0]  # noqa: E731
         for r in results:
-            try:
-                state, applied = replay(self.game, first, r.move_log, parse)
+            try:  # through the room's parse cache: these moves were parsed in play
+                state, applied = replay(self.game, first, r.move_log, lambda text: self._parse(text)[0])
             except ReplayError as exc:
                 raise ValueError(f"race {self.code}: player {r.player_id}'s log does not replay: {exc}") from None
             won = self.game.is_won(state)
-            if applied != r.moves or self.game.progress(state).home != r.home or won != (r.outcome == "won"):
+            if applied != r.moves or self.game.progress(state).home != r.home or won != (r.outcome == RacerOutcome.WON):
                 raise ValueError(f"race {self.code}: player {r.player_id}'s result contradicts its log")
 
     def results_saved(self) -> list[Effect]:
@@ -613,7 +608,7 @@ class Room:
             "home": p.home if p else 0,
             "total": p.total if p else 0,
             "moves": moves,
-            "outcome": outcome or _PLAYING,
+            "outcome": outcome or RacerOutcome.PLAYING,
             "time_ms": end_ms,
         }
 

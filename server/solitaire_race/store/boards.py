@@ -26,10 +26,11 @@ from sqlalchemy import ColumnElement, Integer, Select, and_, bindparam, func, li
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
+from ..results import BOARDS, RacerOutcome
 from .models import Player, PlayerStats, Result
 from .records import LeaderboardEntry, LeaderboardPage
 
-BOARDS = ("deal", "daily", "fastest", "wins", "win_rate")
+__all__ = ["BOARDS", "daily_board", "result_board", "stat_board"]
 
 
 def _window(page: int, page_size: int) -> tuple[int, int]:
@@ -95,7 +96,7 @@ def _result_entry(row: Any) -> LeaderboardEntry:
         rank=row.position,
         player_id=row.player_id,
         name=row.name,
-        outcome=row.outcome,
+        outcome=RacerOutcome(row.outcome),
         time_ms=row.time_ms,
         moves=row.moves,
         home=row.home,
@@ -239,7 +240,7 @@ def _stats_entry(s: PlayerStats, name: str, rank: int) -> LeaderboardEntry:
         rank=rank,
         player_id=s.player_id,
         name=name,
-        outcome="won" if s.best_time_ms is not None else None,
+        outcome=RacerOutcome.WON if s.best_time_ms is not None else None,
         time_ms=s.best_time_ms,
         moves=s.best_moves,
         home=None,

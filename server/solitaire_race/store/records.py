@@ -11,23 +11,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final, Literal
 
+from ..results import FINAL_OUTCOMES, RacerOutcome
+
 RaceStatus = Literal["open", "running", "finished"]
-Outcome = Literal["won", "stuck", "resigned", "timeout", "left", "interrupted"]
 
 # The models build their CHECK constraints from these; migrations spell them out instead,
 # because a migration must keep describing the schema as it was when it was written.
 RACE_STATUSES: Final[tuple[RaceStatus, ...]] = ("open", "running", "finished")
 RACE_KINDS: Final[tuple[str, ...]] = ("race", "daily")
-# "interrupted": reserved, no longer written: races now survive restarts (move_log) instead
-# of being ended when the server stops.
-OUTCOMES: Final[tuple[Outcome, ...]] = (
-    "won",
-    "stuck",
-    "resigned",
-    "timeout",
-    "left",
-    "interrupted",
-)
+OUTCOMES: Final[tuple[str, ...]] = tuple(o.value for o in FINAL_OUTCOMES)
 
 NAME_MAX_LENGTH: Final = 32
 CODE_MAX_LENGTH: Final = 16
@@ -69,7 +61,7 @@ class ResultRecord:
     race_id: int
     player_id: int
     player_name: str
-    outcome: Outcome
+    outcome: RacerOutcome
     rank: int  # 1-based
     time_ms: int | None  # from the common start to the end of this player's game
     moves: int
@@ -87,7 +79,7 @@ class LeaderboardEntry:
     rank: int
     player_id: int
     name: str
-    outcome: str | None
+    outcome: RacerOutcome | None
     time_ms: int | None
     moves: int | None
     home: int | None

@@ -27,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import ConnectionPoolEntry, NullPool
 
+from ..results import RacerOutcome, rank_key
 from .migrate import upgrade_to_head
 from . import boards
 from .writer import Writer, resolve
@@ -221,7 +222,7 @@ def _result_record(row: Result, player_name: str) -> ResultRecord:
         race_id=row.race_id,
         player_id=row.player_id,
         player_name=player_name,
-        outcome=row.outcome,  # type: ignore[arg-type]  # CHECK constraint holds it
+        outcome=RacerOutcome(row.outcome),
         rank=row.rank,
         time_ms=row.time_ms,
         moves=row.moves,
@@ -274,7 +275,7 @@ def _update_stats(session: Session, game: str, rows: Sequence[dict[str, Any]]) -
     made this the costliest part of finishing a race (~2 ms of the event loop per race)."""
     values = []
     for row in rows:
-        won = row["outcome"] == "won"
+        won = row["outcome"] == RacerOutcome.WON
         values.append({
             "player_id": row["player_id"], "game": game, "games": 1, "wins": int(won),
             "win_rate": float(won), "win_moves": row["moves"] if won else 0,
@@ -586,7 +587,7 @@ class Store:
                 {
                     "race_id": race_id,
                     "player_id": r.player_id,
-                    "outcome": r.outcome,
+                    "outcome": RacerOutcome(r.outcome).value,
                     "rank": r.rank,
                     "time_ms": r.time_ms,
                     "moves": r.moves,
@@ -603,13 +604,9 @@ class Store:
             game, deal_number = _transition(session, _finish_statement(), race_id, "running", finished_at=finished)
             ranked = session.scalar(_statements().ranked_date, {"race_id": race_id})
             for row in rows:
-                won = row["outcome"] == "won"
+                rank_class, sort_primary, _ = rank_key(row["outcome"], row["time_ms"], row["moves"], row["total"] - row["home"])
                 row.update(
-                    game=game,
-                    deal_number=deal_number,
-                    daily_date=ranked,
-                    rank_class=0 if won else 1,
-                    sort_primary=(row["time_ms"] or 0) if won else row["total"] - row["home"],
+                    game=game, deal_number=deal_number, daily_date=ranked, rank_class=rank_class, sort_primary=sort_primary
                 )
             try:
                 if rows:
