@@ -510,7 +510,7 @@ def start_server(kind: str, db: Path, loop: str = "auto") -> tuple[subprocess.Po
 
 def warm_up(url: str) -> None:
     """One connect/disconnect: a fresh asyncio server runs at half speed until its first
-    client leaves (shared/design/performance.md)."""
+    client leaves (seen in the project's first measurements; harmless if no longer so)."""
     async def once() -> None:
         client = await ws_connect(url)
         client.close()

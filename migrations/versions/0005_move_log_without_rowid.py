@@ -8,7 +8,7 @@ Every acknowledged move is one INSERT into move_log, often one commit each. As a
 table it was two B-trees (the rows, and the index behind the (race, player, seq) primary
 key), so each commit wrote two changed pages to the WAL; clustered on the primary key it
 writes one. Measured on one WAL file, single-row commits: 6.4 → 4.5 writes to the file and
-9% fewer instructions per commit (docs/performance.md). Reading a race's log back after a
+9% fewer instructions per commit (strace, callgrind). Reading a race's log back after a
 restart is a range scan of that key either way.
 """
 

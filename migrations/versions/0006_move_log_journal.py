@@ -7,8 +7,8 @@ Create Date: 2026-11-21
 Clustered on (race, player, seq) (0005), every racer's entries sit at their own place in
 the B-tree, so a group commit of many racers' moves changes as many pages: measured with
 60 moves of 1,000 racers per commit, 231 KiB written to the WAL per commit and 20 µs per
-row, against 9 KiB and 6 µs for a rowid table appended at its end (docs/performance.md,
-item 32). So move_log becomes a rowid table with no other index, and ``races.log_from``
+row, against 9 KiB and 6 µs for a rowid table appended at its end (bench/move_log.py).
+So move_log becomes a rowid table with no other index, and ``races.log_from``
 (the id its entries start from, set when the race starts) lets a restart read only the
 journal's tail. The (race, player, seq) key no longer constrains the table: the room
 numbers the entries, and a restart refuses a log whose seq skips or repeats.

@@ -99,8 +99,8 @@ def loop_factory(name: str) -> tuple[str, Callable[[], asyncio.AbstractEventLoop
     """The event loop to serve on, by name, and a factory for it. uvloop (libuv, in C)
     serves each message with less of the core than asyncio's own loop: at 2 moves/s per
     racer with 1,000 racers, 8% less CPU per move and a p99 of 4.4-4.8 ms instead of
-    7.8-10.2 ms (docs/performance.md, item 33). ``auto``: uvloop where it is installed
-    (it does not exist for Windows), else asyncio's."""
+    7.8-10.2 ms (docs/performance.md, "Design decisions"). ``auto``: uvloop where it is
+    installed (it does not exist for Windows), else asyncio's."""
     if name not in EVENT_LOOPS:
         raise ValueError(f"unknown event loop {name!r}: choose one of {', '.join(EVENT_LOOPS)}")
     if name != "asyncio":
@@ -133,8 +133,8 @@ async def serve(config: Config, loop_name: str = "asyncio") -> None:
     # ~25 fresh objects (websockets' receive chain), so a young collection with 1,000
     # racers took 10-35 ms and came every ~4 s at a threshold of 10,000; the server makes
     # almost no cyclic garbage (refcounting frees it all), and at 100,000 none came in 100 s.
-    # The price: closed connections' cycles wait longer, up to ~14 MiB (docs/performance.md,
-    # item 30).
+    # The price: closed connections' cycles wait longer: over 15,000 connects the RSS levels
+    # off 12-14 MiB higher (1.6 MiB at 10,000), a ceiling, not growth per racer.
     gc.collect()
     gc.freeze()
     gc.set_threshold(100_000, 10, 10)

@@ -44,8 +44,8 @@ class RaceConnection(ServerConnection):
     """A websockets server connection that hands each complete message to ``deliver`` as it
     arrives, in the event loop's read callback. websockets' own ``recv()`` queues every
     message and wakes the handler's task for it: about 6 µs a message, a tenth of a move's
-    cost at saturation (docs/performance.md, item 42). Everything else (handshake, control
-    frames, closing, size limits) stays websockets'."""
+    cost at saturation (docs/performance.md, "Design decisions"). Everything else
+    (handshake, control frames, closing, size limits) stays websockets'."""
 
     # Slots: one more key in the connection's big instance dict doubled its size (1.6 KB
     # per connection, measured with tracemalloc).

@@ -11,8 +11,8 @@ GIL hand-offs than the write:
 
 - A write job (``run``) is a plain function run at once with a synchronous Session.
 - Move-log appends, the hot path, are grouped (group commit): every accepted move must be
-  durable before it is acknowledged, but a commit per move caps throughput (shared/design/
-  performance.md: 5.9k rows/s with per-row commits through SQLAlchemy). Appends made
+  durable before it is acknowledged, but a commit per move caps throughput (a lone commit
+  costs 38-47 µs of CPU, a row in a commit of 230 3.6 µs: bench/move_log.py). Appends made
   during one turn of the loop are committed together at its next turn, as one multi-row
   INSERT through the sqlite3 driver. An append's caller is called back once its batch
   is settled (no future, no task to wake: the move's reply is sent from the callback).
