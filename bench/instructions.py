@@ -5,12 +5,12 @@
 CPU time per move varied by a third between identical runs on the shared machines this
 project runs on (docs/performance.md), which hides any change under ~10%. Valgrind's
 callgrind counts the instructions a process executes instead, which does not depend on
-what else the machine is doing. This runs the race service in-process (real rooms, real
+what else the machine is doing. This runs the race server's gateway and races in-process (real rooms, real
 store on a temporary SQLite file, peers that encode every message as the transport does,
 no sockets) with 8 racers per room following winning lines of Persian Patience, every room
 at once, once per ``--rooms`` value under callgrind, and prints the instructions per move
 from the difference between the runs (start-up, imports and migrations cancel out). Each
-racer's next move is handed to ``RaceService.receive`` when its ``move_result`` is sent,
+racer's next move is handed to ``Gateway.receive`` when its ``move_result`` is sent,
 as the transport hands over frames: the path a move takes in the server, at saturation.
 
 Needs ``valgrind`` (``apt-get install valgrind``); a count takes a minute or two (callgrind
@@ -56,13 +56,13 @@ def winning_lines(count: int) -> list[tuple[int, list[str]]]:
 
 class RacingPeer:
     """A racer's connection: encodes what it is sent, as ``transport.WebSocketPeer`` does,
-    and hands the service the racer's next move as soon as a ``move_result`` arrives (a
+    and hands the gateway the racer's next move as soon as a ``move_result`` arrives (a
     racer at saturation; the transport delivers frames the same way, from a callback)."""
 
-    __slots__ = ("service", "session", "frames", "played", "finished")
+    __slots__ = ("gateway", "session", "frames", "played", "finished")
 
-    def __init__(self, service: Any) -> None:
-        self.service = service
+    def __init__(self, gateway: Any) -> None:
+        self.gateway = gateway
         self.session: Any = None
         self.frames: list[str] = []
         self.played = 0
@@ -78,7 +78,7 @@ class RacingPeer:
             return
         self.played += 1
         if self.played < len(self.frames):
-            self.service.receive(self.session, self.frames[self.played])
+            self.gateway.receive(self.session, self.frames[self.played])
         elif not self.finished.done():
             self.finished.set_result(None)
 
@@ -105,26 +105,26 @@ async def play(rooms: int, lines: list[tuple[int, list[str]]], db_dir: str, stuc
         progress_interval_s=3600.0,
     )
     app = await App.start(config)
-    service = app.service
+    gateway = app.gateway
     if not stuck_checks:
         # A measuring device, not a server setting: no stuck check is queued, so none runs.
-        service._stuck_checks.add = lambda *check: None  # type: ignore[method-assign]
+        app.races.effects.check = lambda *check: None  # type: ignore[method-assign]
     try:
         racers: list[tuple[Any, RacingPeer]] = []
         for r in range(rooms):
             sessions = []
             for i in range(RACERS):
-                peer = RacingPeer(service)
-                session = peer.session = service.connect(peer)
-                await service.handle(session, json.dumps({"type": "hello", "name": f"r{r}p{i}"}))
+                peer = RacingPeer(gateway)
+                session = peer.session = gateway.connect(peer)
+                await gateway.handle(session, json.dumps({"type": "hello", "name": f"r{r}p{i}"}))
                 sessions.append(session)
             deal, line = lines[r % len(lines)]
-            await service.handle(sessions[0], json.dumps({"type": "create_race", "game": GAME, "deal": deal, "private": True}))
-            room = sessions[0].room
+            await gateway.handle(sessions[0], json.dumps({"type": "create_race", "game": GAME, "deal": deal, "private": True}))
+            room = app.races.seats.get(sessions[0].player.id)
             assert room is not None, "create_race failed"
             for session in sessions[1:]:
-                await service.handle(session, json.dumps({"type": "join_race", "code": room.code}))
-            await service.handle(sessions[0], json.dumps({"type": "start_race"}))
+                await gateway.handle(session, json.dumps({"type": "join_race", "code": room.code}))
+            await gateway.handle(sessions[0], json.dumps({"type": "start_race"}))
             frames = [json.dumps({"type": "move", "id": k, "moves": [move]}) for k, move in enumerate(line)]
             for session in sessions:
                 session.peer.frames = frames
@@ -134,10 +134,11 @@ async def play(rooms: int, lines: list[tuple[int, list[str]]], db_dir: str, stuc
         loop = asyncio.get_running_loop()
         for session, peer in racers:  # every racer's first move; the replies bring the rest
             peer.finished = loop.create_future()
-            service.receive(session, peer.frames[0])
+            gateway.receive(session, peer.frames[0])
         await asyncio.wait_for(asyncio.gather(*(peer.finished for _, peer in racers)), 3600)
         # Every line played through: a refused move would have been counted as a move.
-        outcomes = {s.room.racers[s.player.id].outcome for s, _ in racers if s.room and s.player}
+        seats = app.races.seats
+        outcomes = {seats[s.player.id].racers[s.player.id].outcome for s, _ in racers if s.player and s.player.id in seats}
         if outcomes != {"won"} or len(racers) != rooms * RACERS:
             raise RuntimeError(f"the lines were not all won: {outcomes}")
         return sum(len(peer.frames) for _, peer in racers)

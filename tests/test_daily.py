@@ -67,7 +67,7 @@ async def test_day_rollover_changes_the_deal_and_keeps_yesterday(daily_app: tupl
     try:
         today = await ann.request({"type": "daily"})
         assert today["type"] == "daily_challenges" and today["date"] == today["today"] == "2026-11-21"
-        assert {c["game"] for c in today["challenges"]} == set(app.service.games)
+        assert {c["game"] for c in today["challenges"]} == set(app.gateway.queries.games)
         cruel = {c["game"]: c for c in today["challenges"]}["cruel"]
         assert cruel["deal"] == daily_deal_number(TEST_SECRET.encode(), "cruel", date(2026, 11, 21))
         assert cruel["attempted"] is False

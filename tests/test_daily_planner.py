@@ -186,6 +186,6 @@ async def test_stopping_does_not_wait_for_a_daily_deal_being_chosen(tmp_path: Pa
         await ann.close()
     store = await Store.open(make_config(tmp_path).db_url)
     try:
-        assert await store.find_daily_challenge("patriarchs", app.service.today().isoformat()) is None
+        assert await store.find_daily_challenge("patriarchs", app.gateway.queries.today().isoformat()) is None
     finally:
         await store.close()

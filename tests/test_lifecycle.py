@@ -67,14 +67,14 @@ async def test_finished_rooms_are_released_when_their_racers_move_on(tmp_path: P
         for _ in range(5):  # race again on the same connections, never sending leave_race
             codes.append(await race_to_the_end(ann, bob))
         # Only the last finished race is held: both racers are still looking at its result.
-        assert list(app.service.rooms) == [codes[-1]]
+        assert list(app.races.rooms) == [codes[-1]]
         await ann.close()
         await bob.close()
         for _ in range(100):  # bounded: the server handles the two disconnects
-            if not app.service.rooms:
+            if not app.races.rooms:
                 break
             await asyncio.sleep(0.02)
-        assert app.service.rooms == {} and app.service._started == set()
+        assert app.races.rooms == {} and app.races.effects.started == set()
 
         # A released race is answered from the store: room, then the ranking.
         back = await Client.connect(app)
@@ -139,7 +139,7 @@ async def test_lobbies_and_countdowns_survive_a_restart(tmp_path: Path) -> None:
 
     app = await App.start(config)
     try:
-        assert set(app.service.rooms) == {lobby, counting}
+        assert set(app.races.rooms) == {lobby, counting}
         ann2 = await Client.connect(app)
         await ann2.hello(token=ann.token)
         room = (await ann2.request({"type": "join_race", "code": lobby}))["race"]
@@ -189,7 +189,7 @@ async def test_a_restored_lobby_lets_go_of_players_who_do_not_return(tmp_path: P
             if not query(db, "SELECT id FROM races WHERE code = ?", alone):
                 break
             await asyncio.sleep(0.05)
-        assert query(db, "SELECT id FROM races WHERE code = ?", alone) == [] and alone not in app.service.rooms
+        assert query(db, "SELECT id FROM races WHERE code = ?", alone) == [] and alone not in app.races.rooms
         await back.close()
     finally:
         await app.stop()

@@ -114,7 +114,7 @@ async def test_a_client_that_stops_reading_is_dropped_and_others_play_on(strict:
         sam.ws.transport.pause_reading()  # sam stops reading; the server keeps sending progress
 
         def dropped() -> float:
-            return strict.service.metrics.counter("solitaire_slow_clients_dropped_total").value
+            return strict.gateway.metrics.counter("solitaire_slow_clients_dropped_total").value
 
         played = 0
         for text in line[:1500]:  # bounded; the drop comes after a hundred or so

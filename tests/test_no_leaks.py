@@ -197,7 +197,7 @@ async def race(app: App, clients: Any, game_id: str, deal: int, names: Iterable[
     assert room["type"] == "room", room
     race_code = room["race"]["code"]
     for w in wires:
-        w.room = app.service.rooms[race_code]
+        w.room = app.races.rooms[race_code]
     for guest in wires[1:]:
         assert (await guest.request({"type": "join_race", "code": race_code}))["type"] == "room"
     assert (await host.request({"type": "start_race"}))["type"] == "room"

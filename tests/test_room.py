@@ -100,7 +100,7 @@ def test_moves_before_start_are_refused() -> None:
     room = make_room()
     room.join(1, "a", 0.0)
     with pytest.raises(RoomError) as exc:
-        room.play(1, ["1>f"], 0.5)
+        room.play(1, ["1>f"], 0.5).effects
     assert exc.value.code == "race_not_running"
 
 
@@ -114,15 +114,15 @@ def durable(room: Room, effects: list[Any]) -> list[Any]:
 
 def test_legal_move_applies_and_progress_goes_to_the_others() -> None:
     room, _ = running_room()
-    e = room.play(1, [WINNING_LINE[0]], now=5.0)
+    e = room.play(1, [WINNING_LINE[0]], now=5.0).effects
     reply = sends(e, 1, "move_result")[0]
     assert reply["applied"] == [WINNING_LINE[0]] and reply["rejected"] is None
     assert reply["elapsed_ms"] == 1000  # server clock: started at 4.0
     assert not sends(e, 2, "progress") and not sends(e, 2, "standings")  # coalesced: sent at the next flush
     assert room.flush_progress() == []  # and only once the moves are durable
     durable(room, e)
-    durable(room, room.play(1, [WINNING_LINE[1]], now=5.05))
-    room.play(1, [WINNING_LINE[2]], now=5.06)  # not durable yet: not published
+    durable(room, room.play(1, [WINNING_LINE[1]], now=5.05).effects)
+    room.play(1, [WINNING_LINE[2]], now=5.06).effects  # not durable yet: not published
     flushed = room.flush_progress()
     # One frame for the whole room, the same for everyone, with one entry for both moves.
     assert len(flushed) == 1 and set(flushed[0].to) == {1, 2}
@@ -134,12 +134,12 @@ def test_legal_move_applies_and_progress_goes_to_the_others() -> None:
 
 def test_standings_carry_every_racer_who_moved_since_the_last_flush() -> None:
     room, _ = running_room()
-    durable(room, room.play(1, [WINNING_LINE[0]], now=5.0))
-    durable(room, room.play(2, [WINNING_LINE[0]], now=5.01))
-    durable(room, room.play(1, [WINNING_LINE[1]], now=5.02))
+    durable(room, room.play(1, [WINNING_LINE[0]], now=5.0).effects)
+    durable(room, room.play(2, [WINNING_LINE[0]], now=5.01).effects)
+    durable(room, room.play(1, [WINNING_LINE[1]], now=5.02).effects)
     (standings,) = sends(room.flush_progress(), 1, "standings")
     assert sorted((r["player_id"], r["moves"]) for r in standings["racers"]) == [(1, 2), (2, 1)]
-    durable(room, room.play(2, [WINNING_LINE[1]], now=5.2))
+    durable(room, room.play(2, [WINNING_LINE[1]], now=5.2).effects)
     (standings,) = sends(room.flush_progress(), 2, "standings")
     assert [(r["player_id"], r["moves"]) for r in standings["racers"]] == [(2, 2)]
 
@@ -147,8 +147,8 @@ def test_standings_carry_every_racer_who_moved_since_the_last_flush() -> None:
 def test_the_last_progress_goes_out_before_the_ranking() -> None:
     room, _ = running_room()
     room.resign(2, now=5.0)
-    room.play(1, list(WINNING_LINE[:40]), now=6.0)
-    e = room.play(1, list(WINNING_LINE[40:]), now=7.0)
+    room.play(1, list(WINNING_LINE[:40]), now=6.0).effects
+    e = room.play(1, list(WINNING_LINE[40:]), now=7.0).effects
     kinds = [x.message["type"] if isinstance(x, Send) else type(x).__name__ for x in e]
     assert kinds == ["LogMoves", "move_result", "standings", "SaveResults"]
     assert sends(e, 2, "standings")[0]["racers"][0]["outcome"] == "won"
@@ -157,7 +157,7 @@ def test_the_last_progress_goes_out_before_the_ranking() -> None:
 def test_illegal_move_rejected_with_reason_and_no_effect() -> None:
     room, _ = running_room()
     before = room.racers[1].state
-    e = room.play(1, ["12>1"] if "12>1" not in WINNING_LINE[:1] else ["1>12"], now=5.0)
+    e = room.play(1, ["12>1"] if "12>1" not in WINNING_LINE[:1] else ["1>12"], now=5.0).effects
     reply = sends(e, 1, "move_result")[0]
     assert reply["applied"] == [] and reply["rejected"]["code"] == "illegal_move"
     assert "cannot go on" in reply["rejected"]["reason"] or "needs" in reply["rejected"]["reason"]
@@ -169,7 +169,7 @@ def test_batch_stops_at_first_illegal_move_earlier_ones_stay() -> None:
     """rules.md: "A client may send several moves in one message; the server applies them in
     order and stops at the first illegal one (earlier ones stay applied)." """
     room, _ = running_room()
-    e = room.play(1, [WINNING_LINE[0], "zz", WINNING_LINE[1]], now=5.0)
+    e = room.play(1, [WINNING_LINE[0], "zz", WINNING_LINE[1]], now=5.0).effects
     reply = sends(e, 1, "move_result")[0]
     assert reply["applied"] == [WINNING_LINE[0]]
     assert reply["rejected"]["move"] == "zz" and reply["rejected"]["code"] == "bad_notation"
@@ -178,14 +178,14 @@ def test_batch_stops_at_first_illegal_move_earlier_ones_stay() -> None:
 
 def test_full_race_ranking_saved_before_announced() -> None:
     room, _ = running_room(players=3)
-    room.play(3, [WINNING_LINE[0]], now=5.0)
+    room.play(3, [WINNING_LINE[0]], now=5.0).effects
     room.resign(3, now=6.0)
-    e = room.play(2, list(WINNING_LINE[:40]), now=7.0)
-    e = room.play(2, list(WINNING_LINE[40:]), now=9.0)  # player 2 wins at 5 s
+    e = room.play(2, list(WINNING_LINE[:40]), now=7.0).effects
+    e = room.play(2, list(WINNING_LINE[40:]), now=9.0).effects  # player 2 wins at 5 s
     assert sends(e, 2, "move_result")[0]["outcome"] == "won"
     assert room.status is Status.RUNNING  # player 1 still racing
-    room.play(1, list(WINNING_LINE[:40]), now=13.0)
-    e = room.play(1, list(WINNING_LINE[40:]), now=14.0)  # player 1 wins at 10 s
+    room.play(1, list(WINNING_LINE[:40]), now=13.0).effects
+    e = room.play(1, list(WINNING_LINE[40:]), now=14.0).effects  # player 1 wins at 10 s
     assert room.status is Status.CLOSING
     saves = [x for x in e if isinstance(x, SaveResults)]
     assert len(saves) == 1 and not sends(e, type_="race_finished")  # not announced yet
@@ -202,7 +202,7 @@ def test_game_over_refuses_further_moves() -> None:
     room, _ = running_room()
     room.resign(1, now=5.0)
     with pytest.raises(RoomError) as exc:
-        room.play(1, ["1>f"], now=6.0)
+        room.play(1, ["1>f"], now=6.0).effects
     assert exc.value.code == "game_over"
 
 
@@ -210,7 +210,7 @@ def play_line(room: Room, player_id: int, line: list[str], now: float) -> list[A
     """One move at a time, each made durable; the last move's effects."""
     effects: list[Any] = []
     for i, text in enumerate(line):
-        effects = durable(room, room.play(player_id, [text], now=now + i * 0.01))
+        effects = durable(room, room.play(player_id, [text], now=now + i * 0.01).effects)
     return effects
 
 
@@ -231,7 +231,7 @@ def test_a_position_only_a_search_decides_is_answered_at_once_then_checked() -> 
     last_move_ms = round((5.0 + (len(line) - 1) * 0.01 - 4.0) * 1000)
     assert (progress["outcome"], progress["time_ms"], progress["moves"]) == ("stuck", last_move_ms, len(line))
     with pytest.raises(RoomError) as exc:
-        room.play(1, [line[0]], now=9.0)
+        room.play(1, [line[0]], now=9.0).effects
     assert exc.value.code == "game_over"
     assert room.stuck_checked(1, len(line), Outcome.STUCK) == []  # a second verdict changes nothing
 
@@ -248,7 +248,7 @@ def test_a_check_is_moot_once_the_racer_moved_on_or_found_playing() -> None:
     onward = next(  # a move on that does not itself end the game
         game.format_move(m) for m in game.legal_moves(state) if game.assess(game.apply(state, m)) is not Outcome.STUCK
     )
-    durable(room, room.play(1, [onward], now=6.0))
+    durable(room, room.play(1, [onward], now=6.0).effects)
     assert room.stuck_checked(1, len(line), Outcome.STUCK) == []  # about the position before
     assert room.stuck_checked(1, len(line) + 1, Outcome.PLAYING) == []
     assert not room.racers[1].done
@@ -264,7 +264,7 @@ def test_a_check_is_moot_once_the_racer_moved_on_or_found_playing() -> None:
 
 def test_time_limit_closes_the_race_unfinished_ranked_by_progress() -> None:
     room, _ = running_room(time_limit_s=60)
-    room.play(2, list(WINNING_LINE[:10]), now=5.0)
+    room.play(2, list(WINNING_LINE[:10]), now=5.0).effects
     assert room.deadline() == 64.0
     assert room.tick(now=63.0) == []
     e = room.tick(now=64.5)
@@ -289,11 +289,11 @@ def test_disconnected_racer_keeps_clock_and_is_marked_left_after_grace() -> None
 
 def test_moves_are_logged_before_they_are_acknowledged() -> None:
     room, _ = running_room()
-    e = room.play(1, list(WINNING_LINE[:3]) + ["zz"], now=5.0)
+    e = room.play(1, list(WINNING_LINE[:3]) + ["zz"], now=5.0).effects
     assert isinstance(e[0], LogMoves) and e[0].player_id == 1
     assert e[0].entries == tuple((i, "move", WINNING_LINE[i], 1000) for i in range(3))
     assert isinstance(e[1], Send) and e[1].message["type"] == "move_result"
-    e = room.play(1, ["zz"], now=6.0)  # nothing applied: nothing to log
+    e = room.play(1, ["zz"], now=6.0).effects  # nothing applied: nothing to log
     assert not any(isinstance(x, LogMoves) for x in e)
     e = room.resign(1, now=7.0)
     assert e[0] == LogMoves(1, ((3, "resign", "", 3000),))
@@ -302,9 +302,9 @@ def test_moves_are_logged_before_they_are_acknowledged() -> None:
 def test_restore_rebuilds_the_race_from_its_log() -> None:
     room, _ = running_room(players=3)
     effects = []
-    effects += room.play(1, list(WINNING_LINE[:5]), now=5.0)
-    effects += room.play(2, list(WINNING_LINE[:40]), now=6.0)
-    effects += room.play(2, list(WINNING_LINE[40:]), now=8.0)  # won at 4 s
+    effects += room.play(1, list(WINNING_LINE[:5]), now=5.0).effects
+    effects += room.play(2, list(WINNING_LINE[:40]), now=6.0).effects
+    effects += room.play(2, list(WINNING_LINE[40:]), now=8.0).effects  # won at 4 s
     effects += room.resign(3, now=9.0)
     logs: dict[int, list[tuple[int, str, str, int]]] = {1: [], 2: [], 3: []}
     for effect in effects:  # what the service wrote to the durable log
@@ -320,7 +320,7 @@ def test_restore_rebuilds_the_race_from_its_log() -> None:
         )
     assert again.racers[2].end_ms == 4000 and again.racers[3].end_ms == 5000
     assert not again.racers[1].connected and again.racers[1].gone_since == 110.0
-    e = again.play(1, [WINNING_LINE[5]], now=111.0)  # the log continues where it stopped
+    e = again.play(1, [WINNING_LINE[5]], now=111.0).effects  # the log continues where it stopped
     assert e[0] == LogMoves(1, ((5, "move", WINNING_LINE[5], 7000),))
 
 
@@ -350,8 +350,8 @@ def test_results_are_replayed_before_they_are_saved() -> None:
     import dataclasses
 
     room, _ = running_room()
-    room.play(1, list(WINNING_LINE[:40]), now=5.0)
-    room.play(1, list(WINNING_LINE[40:]), now=6.0)
+    room.play(1, list(WINNING_LINE[:40]), now=5.0).effects
+    room.play(1, list(WINNING_LINE[40:]), now=6.0).effects
     e = room.resign(2, now=7.0)
     results = [x for x in e if isinstance(x, SaveResults)][0].results
     room.verify(results)  # the honest results replay
@@ -376,7 +376,7 @@ def test_move_results_carry_the_changes_to_the_view_the_client_has() -> None:
 
     def move(texts: list[str], now: float) -> dict[str, Any]:
         nonlocal client
-        reply = sends(durable(room, room.play(1, texts, now=now)), 1, "move_result")[0]
+        reply = sends(durable(room, room.play(1, texts, now=now).effects), 1, "move_result")[0]
         client = view_changes.apply(client, reply["changes"])
         assert client == game.view(room.racers[1].state)
         return reply
@@ -392,7 +392,7 @@ def test_move_results_carry_the_changes_to_the_view_the_client_has() -> None:
 
     room.resync(1)  # a takeover: the old connection may have had replies the new one lacks
     stale = client
-    reply = sends(durable(room, room.play(1, [WINNING_LINE[5]], now=5.5)), 1, "move_result")[0]
+    reply = sends(durable(room, room.play(1, [WINNING_LINE[5]], now=5.5).effects), 1, "move_result")[0]
     assert {len(change) for change in reply["changes"]} == {2}, "every field whole"
     assert view_changes.apply({"game": GAME}, reply["changes"]) == view_changes.apply(stale, reply["changes"])
     client = view_changes.apply(stale, reply["changes"])
@@ -402,5 +402,5 @@ def test_move_results_carry_the_changes_to_the_view_the_client_has() -> None:
     entries = [(i, "move", text, 100 * i) for i, text in enumerate(room.racers[1].log)]
     again.restore(0.0, [(1, "p1", entries), (2, "p2", [])], now=10.0)  # a restart: no view known
     assert again.racers[1].shown is None
-    after = sends(durable(again, again.play(1, [WINNING_LINE[6]], now=11.0)), 1, "move_result")[0]
+    after = sends(durable(again, again.play(1, [WINNING_LINE[6]], now=11.0).effects), 1, "move_result")[0]
     assert view_changes.apply(client, after["changes"]) == game.view(again.racers[1].state)

@@ -15,7 +15,8 @@ from websockets.exceptions import ConnectionClosed
 from solitaire_race.engine import view_changes
 from solitaire_race.app import App
 from solitaire_race.engine import Outcome, get_game
-from solitaire_race.service import CODE_ALPHABET, INBOX_HIGH
+from solitaire_race.gateway import INBOX_HIGH
+from solitaire_race.races import CODE_ALPHABET
 
 from .conftest import TEST_SECRET, Client, http_get, make_config
 from .support import searched_line, winnable_deal
@@ -427,10 +428,10 @@ async def test_a_connection_closed_while_served_leaves_nothing_behind(app: App) 
         await client.send({"type": "hello", "name": f"gone{i}"})
         await client.close()
     for _ in range(100):
-        if app.service.sessions == 0:
+        if app.gateway.sessions == 0:
             break
         await asyncio.sleep(0.05)
-    assert app.service.sessions == 0 and app.service.online == {}
+    assert app.gateway.sessions == 0 and app.gateway.outbox.online == {}
 
 
 class RecordingPeer:
@@ -457,17 +458,17 @@ async def test_a_flooding_session_stops_being_read_until_its_frames_are_served(a
     """Frames that arrive while one is served wait in the session's inbox; past
     ``INBOX_HIGH`` of them the transport is told to stop reading, and to read again once
     they are served. None is lost or reordered."""
-    service, peer = app.service, RecordingPeer()
-    session = service.connect(peer)
-    service.receive(session, json.dumps({"type": "hello", "name": "flood", "id": 0}))  # awaits the store
+    gateway, peer = app.gateway, RecordingPeer()
+    session = gateway.connect(peer)
+    gateway.receive(session, json.dumps({"type": "hello", "name": "flood", "id": 0}))  # awaits the store
     for i in range(1, INBOX_HIGH + 5):
-        service.receive(session, json.dumps({"type": "ping", "id": i}))
+        gateway.receive(session, json.dumps({"type": "ping", "id": i}))
     assert peer.reading == ["pause"] and peer.sent == []
-    await service.handle(session, json.dumps({"type": "ping", "id": INBOX_HIGH + 5}))
+    await gateway.handle(session, json.dumps({"type": "ping", "id": INBOX_HIGH + 5}))
     assert peer.reading == ["pause", "resume"]
     assert [m["id"] for m in peer.sent] == list(range(INBOX_HIGH + 6))
     assert peer.sent[0]["type"] == "welcome"
-    await service.disconnect(session)
+    await gateway.disconnect(session)
 
 
 async def test_out_of_range_id_is_not_echoed(app: App, clients: Any) -> None:

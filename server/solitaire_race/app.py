@@ -1,9 +1,10 @@
-"""Wiring: the one place where the store, the service and the transport are put together.
+"""Wiring: the one place where the store, the server's parts and the transport are put together.
 
-``App.start(config)`` opens the database (migrating it to the latest schema), resumes the
-races left running, starts the server and returns once it listens; ``App.stop()`` tells the
-clients to reconnect, closes the connections, then the database (after the last move-log
-commit). Running races stay running: the next start resumes them. ``serve(config)`` runs an App until
+``App.start(config)`` opens the database (migrating it to the latest schema), builds the
+server's parts (the queries, the races, identity, the connection gateway), resumes the
+lobbies and races left by the last run, starts the server and returns once it listens;
+``App.stop()`` tells the clients to reconnect, closes the connections, then the database
+(after the last move-log commit). Races and lobbies stay: the next start resumes them. ``serve(config)`` runs an App until
 SIGINT/SIGTERM; ``run(config)`` does so on the event loop ``config.event_loop`` names.
 """
 
@@ -23,8 +24,12 @@ from . import transport
 from .config import EVENT_LOOPS, Config
 from .daily_planner import Chooser, DailyPlanner, first_candidate, solver_process
 from .engine import all_games
+from .gateway import Gateway, Outbox
+from .identity import Identity
 from .observe import Metrics
-from .service import RaceService
+from .queries import Queries
+from .races import Races
+from .recovery import recover
 from .store import Store
 from .transport import Server
 
@@ -32,11 +37,14 @@ log = logging.getLogger("solitaire_race")
 
 
 class App:
-    def __init__(self, config: Config, store: Store, planner: DailyPlanner, service: RaceService, server: Server) -> None:
+    def __init__(
+        self, config: Config, store: Store, planner: DailyPlanner, races: Races, gateway: Gateway, server: Server
+    ) -> None:
         self.config = config
         self.store = store
         self.planner = planner
-        self.service = service
+        self.races = races
+        self.gateway = gateway
         self.server = server
 
     @classmethod
@@ -55,23 +63,30 @@ class App:
             if choose_daily is None:
                 nodes = config.daily_solver_nodes
                 choose_daily = solver_process(secret, nodes) if nodes > 0 else first_candidate(secret)
-            planner = DailyPlanner(store, list(all_games()), choose_daily, wall_clock, fallback=first_candidate(secret))
-            service = RaceService(
-                store=store, secret=secret, config=config, clock=time.monotonic, planner=planner,
-                wall_clock=wall_clock, metrics=metrics,
+            games = all_games()
+            planner = DailyPlanner(store, list(games), choose_daily, wall_clock, fallback=first_candidate(secret))
+            queries = Queries(store=store, games=games, planner=planner, wall_clock=wall_clock)
+            outbox = Outbox()
+            races = Races(
+                store=store, secret=secret, config=config, clock=time.monotonic, wall_clock=wall_clock,
+                queries=queries, delivery=outbox, metrics=metrics,
             )
-            await service.recover()
-            service.start()
+            gateway = Gateway(
+                config=config, clock=time.monotonic, identity=Identity(store, wall_clock), queries=queries,
+                races=races, outbox=outbox, metrics=metrics,
+            )
+            await recover(races)
+            races.start()
             planner.start()
-            server = await transport.start(service, config)
+            server = await transport.start(gateway, config)
         except BaseException:
             if planner is not None:
                 await planner.close()
             await store.close()
             raise
         config = config.with_public_url(transport.bound_port(server))
-        service.config = config
-        return cls(config, store, planner, service, server)
+        races.config = gateway.config = config
+        return cls(config, store, planner, races, gateway, server)
 
     @property
     def url(self) -> str:
@@ -82,7 +97,8 @@ class App:
         return self.config.public_url.replace("http", "ws", 1) + transport.WS_PATH
 
     async def stop(self) -> None:
-        await self.service.shutdown()  # tell the clients first, while they are connected
+        self.races.shutdown()  # first: connections closing now leave their rooms as they are
+        self.gateway.shutdown()  # tell the clients, while they are connected
         # Before the connections close: a handler waiting for a daily deal would hold up
         # wait_closed until its solver finished.
         await self.planner.close()  # stops a solver worker mid-search: the next start redoes it

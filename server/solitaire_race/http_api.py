@@ -1,7 +1,7 @@
 """The JSON HTTP API (``/api/...``): the same data as the websocket protocol, read-only.
 
-Routes map onto the service's data methods, which run the same store queries the
-websocket requests use, so the two can never disagree. Documented in docs/openapi.json.
+Routes map onto ``Queries``, which the websocket requests use too, so the two can never
+disagree. Documented in docs/openapi.json.
 Returns (status, JSON body); the transport turns that into an HTTP response.
 """
 
@@ -13,7 +13,7 @@ from urllib.parse import parse_qs
 
 from . import protocol as p
 from .results import BOARDS
-from .service import RaceService
+from .queries import Queries
 
 _LEADERBOARD = re.compile(rf"^/api/leaderboard/({'|'.join(BOARDS)})/([a-z0-9-]{{1,32}})$")
 _PLAYER = re.compile(r"^/api/players/(\d{1,18})$")
@@ -42,17 +42,17 @@ def _str(query: dict[str, list[str]], name: str) -> str | None:
     return values[0][:32] if values else None
 
 
-async def handle(service: RaceService, path: str, query_string: str) -> tuple[int, dict[str, Any]]:
+async def handle(queries: Queries, path: str, query_string: str) -> tuple[int, dict[str, Any]]:
     query = parse_qs(query_string, keep_blank_values=False)
     try:
         me = _int(query, "me", None, 1, 2**53)
         if path == "/api/games":
-            return 200, {"games": [g.describe() for g in service.games.values()]}
+            return 200, queries.list_games()
         if path == "/api/daily":
-            return 200, await service.daily_data(_str(query, "date"), me)
+            return 200, await queries.daily(_str(query, "date"), me)
         if m := _LEADERBOARD.match(path):
             board, game = m.groups()
-            return 200, await service.leaderboard_data(
+            return 200, await queries.leaderboard(
                 board=board,
                 game=game,
                 deal=_int(query, "deal", None, 0, 2**53 - 1),
@@ -63,7 +63,7 @@ async def handle(service: RaceService, path: str, query_string: str) -> tuple[in
                 viewer=me,
             )
         if m := _PLAYER.match(path):
-            return 200, await service.profile_data(int(m.group(1)))
+            return 200, await queries.profile(int(m.group(1)))
         return 404, _error(p.ErrorCode.NOT_FOUND, f"no such API path: {path[:80]}")
     except BadQuery as exc:
         return 400, _error(p.ErrorCode.BAD_REQUEST, str(exc))

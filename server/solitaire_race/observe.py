@@ -47,12 +47,15 @@ class Histogram:
 
 
 class Counter:
-    """One counter's value: ``counter.value += n``."""
+    """One counter: ``inc(n)`` adds to its ``value``."""
 
     __slots__ = ("value",)
 
     def __init__(self) -> None:
         self.value = 0.0
+
+    def inc(self, amount: float = 1.0) -> None:
+        self.value += amount
 
 
 class Metrics:
@@ -64,16 +67,13 @@ class Metrics:
         self.histograms = {name: Histogram() for name in HISTOGRAM_HELP}
 
     def counter(self, name: str, **labels: str) -> Counter:
-        """The counter of ``name`` with ``labels``. A hot path keeps it and adds to its
-        ``value`` itself: a quarter of a microsecond less than ``inc`` for every move."""
+        """The counter of ``name`` with ``labels`` (made on first use). The code that
+        counts keeps the counters it counts in, and calls their ``inc``."""
         key = (name, tuple(sorted(labels.items())))
         found = self.counters.get(key)
         if found is None:
             found = self.counters[key] = Counter()
         return found
-
-    def inc(self, name: str, amount: float = 1.0, **labels: str) -> None:
-        self.counter(name, **labels).value += amount
 
     def gauge(self, name: str, help_text: str, read: Callable[[], Iterable[tuple[dict[str, str], float]]]) -> None:
         self.gauges[name] = (help_text, read)
@@ -82,8 +82,8 @@ class Metrics:
         """A move-log group commit: its latency, how many moves it carried, and where it
         ran (on the event loop, or on the writer thread: behind another process's lock or a
         checkpoint)."""
-        self.inc("solitaire_db_commits_total", on="loop" if on_loop else "writer")
-        self.inc("solitaire_db_committed_moves_total", rows)
+        self.counter("solitaire_db_commits_total", on="loop" if on_loop else "writer").inc()
+        self.counter("solitaire_db_committed_moves_total").inc(rows)
         self.histograms["solitaire_db_commit_seconds"].observe(seconds)
 
     def render(self) -> str:

@@ -106,6 +106,20 @@ class SaveEntrants(NamedTuple):
 Effect = Send | SaveResults | LogMoves | CheckStuck | SaveEntrants
 
 
+class Played(NamedTuple):
+    """What ``play`` did, by name: the one shape of the hot path."""
+
+    log: LogMoves | None  # the applied moves' entries, durable before ``answer`` is sent (None: none applied)
+    answer: Send  # the racer's `move_result`
+    check: CheckStuck | None  # a stuck search to run off the move path
+    closing: list[Effect]  # the race ended with this move: its closing effects, after the answer
+
+    @property
+    def effects(self) -> list[Effect]:
+        """All of it as effects, in the order to carry them out."""
+        return [e for e in (self.log, self.answer, self.check) if e is not None] + self.closing
+
+
 @dataclass(slots=True)
 class Racer:
     id: int
@@ -142,6 +156,12 @@ MAX_MOVES_PER_MESSAGE = 64
 _ENDED_AS = {Outcome.WON: RacerOutcome.WON, Outcome.STUCK: RacerOutcome.STUCK}
 
 
+def parse_move(game: Game[Any], text: str) -> tuple[Move, str]:
+    """A move text as the move and its canonical text (what the log keeps)."""
+    move = game.parse_move(text)
+    return move, game.format_move(move)
+
+
 class Room:
     def __init__(
         self,
@@ -173,7 +193,9 @@ class Room:
         self.link = link
         self.leave_grace_s = leave_grace_s
         self.daily = daily  # {"date", "ranked"} for a daily challenge attempt
-        self._parse = functools.lru_cache(maxsize=1024)(self._parse_move)  # racers repeat moves
+        # Racers repeat moves. A function of the game, not a method: a room holding its own
+        # bound method would be a reference cycle, freed only by the garbage collector.
+        self._parse = functools.lru_cache(maxsize=1024)(functools.partial(parse_move, game))
         # The progress of each racer with durable moves not yet published, captured when the
         # caller reports its LogMoves done (``logged``), so standings never show a move that
         # a crash could still lose: the racer's state, moves, outcome and end then (states
@@ -306,11 +328,6 @@ class Room:
             effects += self._close()
         return effects
 
-    def _parse_move(self, text: str) -> tuple[Move, str]:
-        """A move text as the move and its canonical text (what the log keeps)."""
-        move = self.game.parse_move(text)
-        return move, self.game.format_move(move)
-
     def _deal(self) -> Any:
         """The deal's first state, dealt once: states are immutable, so every racer, a
         restore and every replay share it."""
@@ -395,12 +412,8 @@ class Room:
             self.creator_id = next(iter(self.racers))
 
     # --- playing -------------------------------------------------------------------
-    def play(self, player_id: int, texts: Sequence[str], now: float) -> list[Effect]:
-        """Apply the racer's moves in order, stopping at the first illegal one.
-
-        The effects come in this order, which the service relies on: ``LogMoves`` (if a
-        move was applied), the ``move_result`` for the racer, a ``CheckStuck`` if needed,
-        and, only when this move ended the race, the race's closing effects."""
+    def play(self, player_id: int, texts: Sequence[str], now: float) -> Played:
+        """Apply the racer's moves in order, stopping at the first illegal one."""
         racer = self._racer(player_id)
         if self.status is not Status.RUNNING:
             raise RoomError("race_not_running", f"race {self.code} is not running ({self.status.value})")
@@ -427,11 +440,11 @@ class Room:
             self._end(racer, _ENDED_AS[verdict], now)
         progress = game.progress(state)
         at_ms = self._elapsed_ms(now)
-        effects: list[Effect] = []
+        logged = None
         changes: list[Change] = []  # none if nothing applied: the view is as the client has it
         if applied:
             racer.last_move_ms = at_ms
-            effects.append(self._log(racer, tuple([racer.record("move", text, at_ms) for text in applied])))
+            logged = self._log(racer, tuple([racer.record("move", text, at_ms) for text in applied]))
             changes = game.view_changes(racer.shown, state)
             racer.shown = state
         reply: dict[str, Any] = {
@@ -444,12 +457,11 @@ class Room:
             "outcome": racer.outcome or RacerOutcome.PLAYING,
             "elapsed_ms": at_ms,
         }
-        effects.append(Send((racer.id,), reply))
-        if isinstance(verdict, StuckSearch):  # "playing" for now; the search decides (stuck_checked)
-            effects.append(CheckStuck(racer.id, len(racer.log), verdict))
-        if racer.done and self._all_done():  # only a game that just ended can end the race
-            effects += self._close()
-        return effects
+        # "playing" for now, if a search is to decide (stuck_checked)
+        check = CheckStuck(racer.id, len(racer.log), verdict) if isinstance(verdict, StuckSearch) else None
+        # Only a game that just ended can end the race.
+        closing = self._close() if racer.done and self._all_done() else []
+        return Played(logged, Send((racer.id,), reply), check, closing)
 
     def stuck_checked(self, player_id: int, moves: int, outcome: Outcome) -> list[Effect]:
         """The search asked for by ``CheckStuck`` found ``outcome``. A stuck game ends at

@@ -1,7 +1,7 @@
 """The websocket transport: the only module that imports ``websockets``.
 
 One port serves both: websocket connections at ``/ws`` (each frame handed to the
-``RaceService``), and plain HTTP through the server's ``process_request`` hook: ``/healthz``,
+``Gateway``), and plain HTTP through the server's ``process_request`` hook: ``/healthz``,
 the JSON API under ``/api/`` (``http_api``), ``/metrics`` (Prometheus text), and the static browser client under
 ``client/web/`` (``/`` and ``/join/<code>`` serve its ``index.html``, ``/leaderboard`` its
 ``leaderboard.html``).
@@ -28,7 +28,7 @@ from websockets.protocol import Event
 
 from . import http_api, protocol
 from .config import Config
-from .service import RaceService
+from .gateway import Gateway
 
 log = logging.getLogger("solitaire_race.transport")
 
@@ -145,9 +145,9 @@ class HttpSite:
 
     PAGES = {"/": "/index.html", "/leaderboard": "/leaderboard.html"}
 
-    def __init__(self, root: Path, service: RaceService) -> None:
+    def __init__(self, root: Path, gateway: Gateway) -> None:
         self.root = root.resolve()
-        self.service = service
+        self.gateway = gateway
 
     async def __call__(self, connection: ServerConnection, request: Request) -> Response | None:
         path, _, query = request.path.partition("?")
@@ -156,10 +156,10 @@ class HttpSite:
         if path == "/healthz":
             return self._response(HTTPStatus.OK, b"ok\n", "text/plain; charset=utf-8")
         if path == "/metrics":
-            body = self.service.metrics.render().encode("utf-8")
+            body = self.gateway.metrics.render().encode("utf-8")
             return self._response(HTTPStatus.OK, body, "text/plain; version=0.0.4; charset=utf-8")
         if path.startswith("/api/"):
-            status, data = await http_api.handle(self.service, path, query)
+            status, data = await http_api.handle(self.gateway.queries, path, query)
             body = json.dumps(data, ensure_ascii=False).encode("utf-8")
             return self._response(HTTPStatus(status), body, "application/json; charset=utf-8")
         path = "/index.html" if path.startswith("/join/") else self.PAGES.get(path, path)
@@ -191,11 +191,13 @@ class NoFrameDumps(logging.LoggerAdapter):  # type: ignore[type-arg]
         return level > logging.DEBUG and self.logger.isEnabledFor(level)
 
 
-async def start(service: RaceService, config: Config) -> Server:
+async def start(gateway: Gateway, config: Config) -> Server:
     """Start serving; the caller closes the returned server."""
 
+    slow_clients_dropped = gateway.metrics.counter("solitaire_slow_clients_dropped_total")
+
     def dropped() -> None:
-        service.metrics.inc("solitaire_slow_clients_dropped_total")
+        slow_clients_dropped.inc()
         log.warning("dropped a client that does not read", extra={"fields": {"event": "slow_client_dropped"}})
 
     open_connections: set[RaceConnection] = set()  # for the idle sweep
@@ -206,20 +208,20 @@ async def start(service: RaceService, config: Config) -> Server:
         if config.socket_send_buffer:
             sock = connection.transport.get_extra_info("socket")
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, config.socket_send_buffer)
-        session = service.connect(WebSocketPeer(connection, config.max_send_buffer, dropped))
+        session = gateway.connect(WebSocketPeer(connection, config.max_send_buffer, dropped))
         open_connections.add(connection)
         try:
-            connection.attach(functools.partial(service.receive, session))
+            connection.attach(functools.partial(gateway.receive, session))
             await connection.wait_closed()
         finally:
             open_connections.discard(connection)
-            await service.disconnect(session)
+            await gateway.disconnect(session)
 
     server = await serve(
         handler,
         config.host,
         config.port,
-        process_request=HttpSite(config.static_dir, service),
+        process_request=HttpSite(config.static_dir, gateway),
         create_connection=RaceConnection,
         compression=None,  # small messages: deflate costs more than it saves (docs/performance)
         max_size=config.max_frame_bytes,

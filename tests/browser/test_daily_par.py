@@ -31,7 +31,7 @@ async def test_preparing_then_playable_and_par_on_the_board(tmp_path: Path, brow
         await expect(patriarchs.locator(".preparing")).to_have_text("preparing…")
         await expect(patriarchs.locator("button")).to_have_count(0)
         clock = ann.page.locator("#daily-list li[data-game=clock]")
-        today = app.service.today()
+        today = app.gateway.queries.today()
         deal, par = choose_daily("clock", SECRET, today, budget_for(SMALL_DAILY_NODES))
         assert par is not None
         await expect(clock.locator(".daily-name")).to_contain_text(f"par {par}")

@@ -1,0 +1,239 @@
+"""The one interpreter of a room's effects, and the room's background work.
+
+``Room`` (sans-I/O) returns effects; ``Effects.run`` carries them out in order: messages to
+the players in the room (through the ``Delivery``), move-log appends and results to the
+store before anything that acknowledges them, who is in a lobby, stuck searches. It also
+keeps each room's timer aimed at its next deadline, runs the stuck searches in slices and
+flushes the standings a few times a second. The move path uses the same pieces
+(``log_then``, ``send``, ``check``) without a task: a move is answered from its log
+commit's callback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any, Protocol
+
+from . import protocol as p
+from .observe import Metrics, event
+from .room import CheckStuck, Effect, LogMoves, Room, SaveEntrants, SaveResults, Send, Status
+from .store import RaceStateError, ResultRecord, Store
+from .stuck_checks import StuckChecks
+
+log = logging.getLogger("solitaire_race.races")
+
+# A reply to a request: (player id, request id[, message type]): the first message of that
+# type (any, if none) that the room sends the requester echoes the request's id.
+Reply = tuple[Any, ...]
+
+
+class Delivery(Protocol):
+    def send(self, player_id: int, message: dict[str, Any] | str) -> None:
+        """Send to the player's current connection, if any (a str is already JSON)."""
+
+
+class Effects:
+    def __init__(
+        self, *, store: Store, delivery: Delivery, metrics: Metrics, clock: Callable[[], float],
+        wall_clock: Callable[[], datetime], seated: Callable[[Room, int], bool], forget: Callable[[Room], None],
+        progress_interval_s: float,
+    ) -> None:
+        self.store = store
+        self.delivery = delivery
+        self.clock = clock
+        self.wall_clock = wall_clock
+        self.seated = seated  # is this player (on their current connection) in this room?
+        self.forget = forget  # release a finished room nobody looks at any more
+        self.progress_interval_s = progress_interval_s
+        self.started: set[int] = set()  # races whose start is recorded in the store
+        self._timers: dict[str, tuple[float, asyncio.Task[None]]] = {}
+        self._stuck_checks: StuckChecks[Room] = StuckChecks()
+        self._checker: asyncio.Task[None] | None = None  # runs the stuck checks, while there are any
+        self._flusher: asyncio.Task[None] | None = None
+        self._move_seconds = metrics.histograms["solitaire_move_seconds"]
+        self._races_finished = metrics.counter("solitaire_races_finished_total")
+
+    # --- the interpreter -------------------------------------------------------------
+    async def run(self, room: Room, effects: list[Effect], reply: Reply | None = None) -> None:
+        """Carry out a room's effects in order, then keep its bookkeeping (its start
+        recorded, its timer, its release once finished and unwatched)."""
+        for effect in effects:
+            if isinstance(effect, Send):
+                reply = self.send(room, effect, reply)
+            elif isinstance(effect, LogMoves):
+                await self._log(room, effect)  # durable before any message below acknowledges them
+            elif isinstance(effect, SaveResults):
+                await self._save_results(room, effect)
+                await self.run(room, room.results_saved())
+            elif isinstance(effect, CheckStuck):
+                self.check(room, effect)
+            elif isinstance(effect, SaveEntrants):
+                await self.store.set_race_entries(room.race_id, effect.player_ids)
+        if room.status is Status.RUNNING and room.race_id not in self.started:
+            self.started.add(room.race_id)
+            await self.store.mark_race_started(room.race_id, self.wall_clock(), list(room.racers))
+            event(log, "race_started", race=room.race_id, code=room.code, players=list(room.racers))
+        self.schedule(room)
+        if room.status is Status.FINISHED and not room.racers:
+            await self.store.abandon_race(room.race_id)  # everyone left the lobby
+        if room.status is Status.FINISHED and not any(r.connected for r in room.racers.values()):
+            self.forget(room)
+
+    def send(self, room: Room, effect: Send, reply: Reply | None = None) -> Reply | None:
+        """Send a message to those of its recipients who are in the room; the requester's
+        copy echoes the request id (``reply``). Returns the reply still to be made."""
+        encoded: str | None = None  # encoded once for all its recipients
+        for pid in effect.to:
+            if not self.seated(room, pid):
+                continue
+            if reply is not None and pid == reply[0] and (len(reply) < 3 or effect.message.get("type") == reply[2]):
+                reply_id, reply = reply[1], None
+                if reply_id is not None:
+                    self.delivery.send(pid, {**effect.message, "id": reply_id})
+                    continue
+            if encoded is None:
+                encoded = p.encode(effect.message)
+            self.delivery.send(pid, encoded)
+        return reply
+
+    def log_then(self, room: Room, effect: LogMoves, then: Callable[[BaseException | None], None]) -> None:
+        """Append a move's entries; ``then(None)`` once they are durable (the room told),
+        or ``then(error)`` (the room keeps them for the racer's next append): from the
+        commit's callback, with no task to wake. The move path."""
+
+        def committed(error: BaseException | None) -> None:
+            if error is None:
+                room.logged(effect)
+            else:
+                room.log_failed(effect)
+            then(error)
+
+        try:
+            self.store.log_moves_then(room.race_id, effect.player_id, effect.entries, committed)
+        except BaseException:
+            room.log_failed(effect)  # not even queued: kept for the racer's next append
+            raise
+
+    async def _log(self, room: Room, effect: LogMoves) -> None:
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def settle(error: BaseException | None) -> None:
+            if done.done():
+                return
+            if error is None:
+                done.set_result(None)
+            else:
+                done.set_exception(error)
+
+        self.log_then(room, effect, settle)
+        await done
+
+    def observe_move(self, started: float) -> None:
+        """A move's answer is sent: from its request read to now."""
+        self._move_seconds.observe(time.perf_counter() - started)
+
+    async def _save_results(self, room: Room, effect: SaveResults) -> None:
+        for result in effect.results:  # re-validated by replay before it can reach a leaderboard
+            room.verify((result,))
+            await asyncio.sleep(0)  # a log at a time: 8 long logs would hold up moves for ~20 ms
+        finished_at = self.wall_clock()
+        records = [
+            ResultRecord(
+                race_id=room.race_id, player_id=r.player_id, player_name=r.name, outcome=r.outcome,
+                rank=r.rank, time_ms=r.time_ms, moves=r.moves, home=r.home, total=r.total,
+                move_log=r.move_log, finished_at=finished_at,
+            )
+            for r in effect.results
+        ]
+        for attempt in range(5):
+            try:
+                try:
+                    await self.store.finish_race(room.race_id, finished_at, records)
+                except RaceStateError:
+                    # Already finished: an attempt reported failed had in fact committed.
+                    if attempt == 0 or not await self.store.race_results(room.race_id):
+                        raise
+                self._races_finished.inc()
+                event(log, "race_finished", race=room.race_id, code=room.code,
+                      ranking=[(r.player_id, r.outcome, r.time_ms) for r in effect.results])
+                return
+            except Exception:
+                log.exception("saving results of race %s failed (attempt %d)", room.code, attempt + 1)
+                await asyncio.sleep(0.2 * 2**attempt)
+        raise RuntimeError(f"could not save the results of race {room.code}")
+
+    # --- timers ----------------------------------------------------------------------
+    def schedule(self, room: Room) -> None:
+        """Keep one timer task per room, aimed at the room's next deadline."""
+        deadline = room.deadline()
+        current = self._timers.get(room.code)
+        if current is not None and current[0] == deadline and not current[1].done():
+            return
+        if current is not None:
+            current[1].cancel()
+            del self._timers[room.code]
+        if deadline is not None:
+            self._timers[room.code] = (deadline, asyncio.create_task(self._timer(room, deadline)))
+
+    async def _timer(self, room: Room, deadline: float) -> None:
+        await asyncio.sleep(max(0.0, deadline - self.clock()))
+        self._timers.pop(room.code, None)
+        try:
+            await self.run(room, room.tick(self.clock()))
+        except Exception:
+            log.exception("timer of race %s failed", room.code)
+
+    def cancel(self, room: Room) -> None:
+        """The room is released: its timer and its start record go too."""
+        self.started.discard(room.race_id)
+        timer = self._timers.pop(room.code, None)
+        if timer is not None:
+            timer[1].cancel()
+
+    # --- background work -------------------------------------------------------------
+    def check(self, room: Room, effect: CheckStuck) -> None:
+        self._stuck_checks.add(room, room.race_id, effect.player_id, effect.moves, effect.search)
+        if self._checker is None or self._checker.done():
+            self._checker = asyncio.create_task(self._check_stuck())
+
+    async def _check_stuck(self) -> None:
+        # A slice of search (~1 ms), then whatever else is ready: moves are never held up
+        # behind a search (stuck_checks.py).
+        while self._stuck_checks:
+            for room, player_id, moves, outcome in self._stuck_checks.step():
+                try:
+                    await self.run(room, room.stuck_checked(player_id, moves, outcome))
+                except Exception:
+                    log.exception("ending a stuck game in race %s failed", room.code)
+            await asyncio.sleep(0)
+
+    def start(self, rooms: Callable[[], list[Room]]) -> None:
+        """Start flushing the standings of ``rooms()`` (once the event loop runs)."""
+        self._flusher = asyncio.create_task(self._flush_progress(rooms))
+
+    async def _flush_progress(self, rooms: Callable[[], list[Room]]) -> None:
+        while True:
+            await asyncio.sleep(self.progress_interval_s)
+            for room in rooms():
+                if room.has_pending_progress:
+                    try:
+                        await self.run(room, room.flush_progress())
+                    except Exception:
+                        log.exception("flushing progress of race %s failed", room.code)
+                    # Moves waiting meanwhile go first: a flush of every room at once would
+                    # hold them up for tens of milliseconds with a thousand racers.
+                    await asyncio.sleep(0)
+
+    def stop(self) -> None:
+        """Stop the timers and the background work; a stuck check left undone is redone
+        when the race resumes."""
+        for task in (self._flusher, self._checker):
+            if task is not None:
+                task.cancel()
+        for _, task in list(self._timers.values()):
+            task.cancel()
+        self._timers.clear()

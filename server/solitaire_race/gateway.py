@@ -1,0 +1,364 @@
+"""The connection gateway: sessions, their frames served in order, decoding and dispatching
+requests, encoding replies.
+
+The transport hands it each connection's ``Peer`` and frames (``connect``, ``receive``,
+``disconnect``). Each frame is rate-limited, decoded and checked (``protocol.py``), then
+answered here (identity: ``identity.py``; read-only data: ``queries.py``) or handed to
+``Races`` with the player it comes from. Races reach players back through the ``Outbox``,
+by player id: the gateway is the only part that knows which connection a player is on.
+Every failure becomes an error message to that connection alone; nothing escapes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from . import protocol as p
+from .config import Config
+from .identity import Identity
+from .observe import Metrics, event
+from .queries import Queries
+from .races import Races
+from .room import RoomError
+from .store import PlayerRecord
+
+log = logging.getLogger("solitaire_race.gateway")
+
+# A session's frames waiting to be served: past HIGH its peer stops reading (as websockets'
+# own queue does, at 16 messages), and it reads again once they are down to LOW.
+INBOX_HIGH, INBOX_LOW = 16, 4
+
+
+class Peer(Protocol):
+    def send(self, message: dict[str, Any] | str) -> None:
+        """Send a message (a str is one already encoded as JSON); never blocks."""
+
+    def close(self, code: int, reason: str) -> None: ...
+
+    def pause_reading(self) -> None:
+        """Stop taking frames from this client for now (flow control)."""
+
+    def resume_reading(self) -> None: ...
+
+
+class TokenBucket:
+    """``rate`` tokens per second, holding at most ``burst``: the per-connection rate limit."""
+
+    __slots__ = ("rate", "burst", "tokens", "stamp")
+
+    def __init__(self, rate: float, burst: int, now: float) -> None:
+        self.rate, self.burst, self.tokens, self.stamp = rate, burst, float(burst), now
+
+    def allow(self, now: float) -> bool:
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False
+
+
+class FrameQueue:
+    """One connection's frames, served one at a time, in the order they arrived.
+
+    Its invariants (each tested in tests/test_gateway.py):
+    1. at most one frame is being served at a time: a frame whose serving cannot finish at
+       once (it awaits the store, or its move awaits the log commit) marks the queue
+       ``busy`` (``hold``) until ``done``;
+    2. frames that arrive meanwhile wait, and are served in arrival order, as soon as the
+       one before them is done;
+    3. with ``high`` frames waiting the peer stops reading, and reads again once they are
+       down to ``low``;
+    4. after ``close`` no waiting frame is served, so none is answered: a client resends
+       what it never saw answered;
+    5. ``drained()`` returns once nothing is being served or waiting.
+    """
+
+    __slots__ = ("serve", "peer", "high", "low", "busy", "waiting", "paused", "closed", "_drained")
+
+    def __init__(self, serve: Callable[[str | bytes], None], peer: Peer, high: int = INBOX_HIGH, low: int = INBOX_LOW) -> None:
+        self.serve = serve  # serves one frame: at once, or calling hold() now and done() later
+        self.peer = peer
+        self.high, self.low = high, low
+        self.busy = False
+        self.waiting: list[str | bytes] = []
+        self.paused = False
+        self.closed = False
+        self._drained: list[asyncio.Future[None]] = []
+
+    def push(self, frame: str | bytes) -> None:
+        """A frame arrived: served now, or after those before it."""
+        if self.closed:
+            return
+        if not self.busy:
+            self.serve(frame)
+            return
+        self.waiting.append(frame)
+        if len(self.waiting) >= self.high and not self.paused:
+            self.paused = True
+            self.peer.pause_reading()
+
+    def hold(self) -> None:
+        """The frame being served finishes later: ``done`` will say so."""
+        self.busy = True
+
+    def done(self) -> None:
+        """The frame being served is done: serve those that waited, in order."""
+        self.busy = False
+        waiting = self.waiting
+        while waiting and not self.busy and not self.closed:
+            frame = waiting.pop(0)
+            if self.paused and len(waiting) <= self.low:
+                self.paused = False
+                self.peer.resume_reading()
+            self.serve(frame)
+        if not self.busy:
+            drained, self._drained = self._drained, []
+            for future in drained:
+                if not future.done():
+                    future.set_result(None)
+
+    def close(self) -> None:
+        self.closed = True
+        self.waiting.clear()
+
+    async def drained(self) -> None:
+        if self.busy or self.waiting:
+            future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._drained.append(future)
+            await future
+
+
+@dataclass(eq=False, slots=True)
+class Session:
+    """One connection: who it is, its rate limit, and its frames."""
+
+    peer: Peer
+    bucket: TokenBucket
+    id: int
+    frames: FrameQueue = field(init=False)
+    player: PlayerRecord | None = None
+    refused: int = 0  # messages refused by the rate limit in a row
+    task: asyncio.Task[None] | None = None  # the request being awaited, if any
+
+
+class Outbox:
+    """Who is connected now, by player id: how races reach players (``effects.Delivery``)."""
+
+    def __init__(self) -> None:
+        self.online: dict[int, Session] = {}  # player id -> their current connection
+
+    def send(self, player_id: int, message: dict[str, Any] | str) -> None:
+        session = self.online.get(player_id)
+        if session is not None:
+            session.peer.send(message)
+
+
+# The replies of the requests answered with data: their message type.
+_REPLY_TYPES: dict[type, str] = {
+    p.Ping: "pong", p.ListGames: "games", p.ListRaces: "races", p.Daily: "daily_challenges",
+    p.Leaderboard: "leaderboard_page", p.Profile: "player_profile", p.Hint: "hint_result",
+}
+
+
+class Gateway:
+    def __init__(
+        self, *, config: Config, clock: Callable[[], float], identity: Identity, queries: Queries, races: Races,
+        outbox: Outbox, metrics: Metrics,
+    ) -> None:
+        self.config = config
+        self.clock = clock
+        self.identity = identity
+        self.queries = queries
+        self.races = races
+        self.outbox = outbox
+        self.metrics = metrics
+        self.sessions = 0  # open connections
+        self._next_session = 0
+        self._frames_counted = metrics.counter("solitaire_messages_total")
+        # Requests answered with data (the reply's fields), and those that act on a race
+        # (which answer through the outbox); ``move`` has a path of its own (``_move``).
+        self._answers: dict[type, Callable[[Session, Any], Coroutine[Any, Any, dict[str, Any]]]] = {
+            p.Ping: self._ping, p.ListGames: self._list_games, p.ListRaces: self._list_races, p.Daily: self._daily,
+            p.Leaderboard: self._leaderboard, p.Profile: self._profile, p.Hint: self._hint,
+        }
+        self._actions: dict[type, Callable[[PlayerRecord, Any], Coroutine[Any, Any, None]]] = {
+            p.CreateRace: races.create_race, p.JoinRace: races.join_race, p.LeaveRace: races.leave_race,
+            p.Ready: races.ready, p.StartRace: races.start_race, p.Resign: races.resign, p.StartDaily: races.start_daily,
+        }
+        metrics.gauge("solitaire_connections", "Open websocket connections.", lambda: [({}, self.sessions)])
+        metrics.gauge("solitaire_players_online", "Identified players connected.", lambda: [({}, len(self.outbox.online))])
+
+    # --- connections -------------------------------------------------------------------
+    def connect(self, peer: Peer) -> Session:
+        self.sessions += 1
+        self._next_session += 1
+        session = Session(peer, TokenBucket(self.config.rate_per_s, self.config.rate_burst, self.clock()), self._next_session)
+        session.frames = FrameQueue(functools.partial(self._serve, session), peer)
+        event(log, "connected", conn=session.id)
+        return session
+
+    def receive(self, session: Session, frame: str | bytes) -> None:
+        """Take one frame from the transport, as it arrives; nothing to await."""
+        session.frames.push(frame)
+
+    async def handle(self, session: Session, frame: str | bytes) -> None:
+        """``receive``, then wait until everything the session received is served: for
+        callers in the same process, such as benchmarks."""
+        self.receive(session, frame)
+        await session.frames.drained()
+
+    async def disconnect(self, session: Session) -> None:
+        """The connection closed: frames it sent that were not served yet are dropped (never
+        answered), the one being served finishes first, then its player leaves the room."""
+        session.frames.close()
+        if session.task is not None:
+            await asyncio.wait([session.task])
+        self.sessions -= 1
+        player = session.player
+        event(log, "disconnected", conn=session.id, player=player.id if player else None)
+        if player is None or self.outbox.online.get(player.id) is not session:
+            return  # never identified, or replaced by a newer connection
+        del self.outbox.online[player.id]
+        await self.races.disconnected(player.id)
+
+    def shutdown(self) -> None:
+        """Tell every client to come back: their races and lobbies resume at the next start."""
+        for session in list(self.outbox.online.values()):
+            session.peer.close(1012, "server restarting: reconnect to resume your race")
+
+    # --- one frame ---------------------------------------------------------------------
+    def _serve(self, session: Session, frame: str | bytes) -> None:
+        """Serve one frame: at once, or by holding the session's queue until it is done."""
+        self._frames_counted.inc()
+        if not session.bucket.allow(self.clock()):
+            session.refused += 1
+            self._send_error(
+                session, p.ErrorCode.RATE_LIMITED,
+                f"slow down: at most {self.config.rate_per_s:g} messages per second", p.peek_id(frame),
+            )
+            if session.refused >= self.config.abuse_limit:
+                event(log, "abusive_connection_closed", logging.WARNING, conn=session.id, player=session.player.id if session.player else None)
+                session.peer.close(1008, "too many messages")
+            return
+        session.refused = 0
+        request_id = None
+        try:
+            request = p.decode(frame)
+            request_id = request.id
+            kind = type(request)
+            if kind is p.Hello:
+                self._await(session, self._hello(session, request), request_id)
+                return
+            player = session.player
+            if player is None:
+                if not isinstance(request, p.ANONYMOUS):
+                    raise p.ProtocolError(p.ErrorCode.NOT_IDENTIFIED, "say hello first")
+            if kind is p.Move:
+                assert player is not None
+                if self.races.move(player, request, functools.partial(self._moved, session, request_id)):
+                    session.frames.hold()
+            elif kind in self._answers:
+                self._await(session, self._answer(session, request), request_id)
+            else:
+                assert player is not None
+                self._await(session, self._actions[kind](player, request), request_id)
+        except Exception as exc:
+            self._fail(session, exc, request_id)
+
+    def _await(self, session: Session, work: Coroutine[Any, Any, None], request_id: Any) -> None:
+        """Serve the rest of a frame in a task; the session's next frames wait for it."""
+        session.frames.hold()
+        session.task = asyncio.create_task(self._finish(session, work, request_id))
+
+    async def _finish(self, session: Session, work: Coroutine[Any, Any, None], request_id: Any) -> None:
+        try:
+            await work
+        except Exception as exc:
+            self._fail(session, exc, request_id)
+        finally:
+            session.task = None
+            session.frames.done()
+
+    def _moved(self, session: Session, request_id: Any, error: BaseException | None) -> None:
+        """A move held the queue until its log commit: answered, or failed."""
+        if error is not None:
+            self._fail(session, error, request_id)
+        session.frames.done()
+
+    async def _answer(self, session: Session, request: Any) -> None:
+        fields = await self._answers[type(request)](session, request)
+        reply: dict[str, Any] = {"type": _REPLY_TYPES[type(request)]}
+        if request.id is not None:
+            reply["id"] = request.id
+        session.peer.send({**reply, **fields})
+
+    def _fail(self, session: Session, exc: BaseException, request_id: Any) -> None:
+        """Answer a request that failed with ``exc`` with the error message it calls for."""
+        if isinstance(exc, p.ProtocolError):
+            self._send_error(session, exc.code, exc.message, exc.request_id if request_id is None else request_id)
+        elif isinstance(exc, RoomError):
+            self._send_error(session, exc.code, exc.message, request_id)
+        else:
+            log.error("internal error serving a request", exc_info=exc,
+                      extra={"fields": {"event": "internal_error", "conn": session.id}})
+            self._send_error(session, p.ErrorCode.INTERNAL_ERROR, "internal server error", request_id)
+
+    def _send_error(self, session: Session, code: p.ErrorCode | str, message: str, request_id: Any) -> None:
+        self.metrics.counter("solitaire_errors_total", code=p.ErrorCode(code).value).inc()
+        session.peer.send(p.error(code, message, request_id))
+
+    # --- identity ----------------------------------------------------------------------
+    async def _hello(self, session: Session, req: p.Hello) -> None:
+        if session.player is not None:
+            raise p.ProtocolError(p.ErrorCode.ALREADY_IDENTIFIED, f"already identified as {session.player.name}")
+        player, token = await self.identity.sign_in(req.name, req.token)
+        online = self.outbox.online
+        older = online.get(player.id)
+        if older is not None and older is not session:
+            older.peer.send(p.error(p.ErrorCode.REPLACED, "you signed in from another connection"))
+            older.peer.close(4001, "signed in from another connection")
+            self.races.reconnected(player.id)  # this connection takes over the older one's seat
+        session.player = player
+        online[player.id] = session
+        event(log, "identified", conn=session.id, player=player.id, new=token is not None)
+        welcome: dict[str, Any] = {"type": "welcome", "player": {"id": player.id, "name": player.name}}
+        if req.id is not None:
+            welcome["id"] = req.id
+        if token is not None:
+            welcome["token"] = token
+        session.peer.send(welcome)
+
+    # --- requests answered with data ---------------------------------------------------
+    async def _ping(self, session: Session, req: p.Ping) -> dict[str, Any]:
+        return {}
+
+    async def _list_games(self, session: Session, req: p.ListGames) -> dict[str, Any]:
+        return self.queries.list_games()
+
+    async def _list_races(self, session: Session, req: p.ListRaces) -> dict[str, Any]:
+        return {"races": self.races.list_races()}
+
+    async def _daily(self, session: Session, req: p.Daily) -> dict[str, Any]:
+        return await self.queries.daily(req.date, session.player.id if session.player else None)
+
+    async def _leaderboard(self, session: Session, req: p.Leaderboard) -> dict[str, Any]:
+        return await self.queries.leaderboard(
+            board=req.board, game=req.game, deal=req.deal, date_text=req.date, min_games=req.min_games,
+            page=req.page, page_size=req.page_size, viewer=session.player.id if session.player else None,
+        )
+
+    async def _profile(self, session: Session, req: p.Profile) -> dict[str, Any]:
+        player_id = req.player_id or (session.player.id if session.player else None)
+        if player_id is None:
+            raise p.ProtocolError(p.ErrorCode.NOT_IDENTIFIED, "say hello first, or name a player_id")
+        return await self.queries.profile(player_id)
+
+    async def _hint(self, session: Session, req: p.Hint) -> dict[str, Any]:
+        assert session.player is not None  # not an anonymous request: _serve checked
+        return await self.races.hint(session.player, req)

@@ -1,0 +1,133 @@
+"""Read-only answers: the games, the daily challenges, leaderboards and player profiles.
+
+The websocket protocol (``gateway.py``) and the HTTP API (``http_api.py``) both answer
+from here, with the same store queries, so the two can never disagree. Each method returns
+the message's fields as plain data; bad requests raise ``protocol.ProtocolError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date, datetime
+from typing import Any
+
+from . import protocol as p
+from .daily import parse_day, streak, utc_day
+from .daily_planner import DailyPlanner
+from .engine import Game
+from .store import DailyChallengeRecord, LeaderboardEntry, LeaderboardPage, Store
+
+DAILY_LIST_WAIT_S = 1.0  # how long a `daily` listing waits for challenges still being chosen
+
+
+class Queries:
+    def __init__(
+        self, *, store: Store, games: dict[str, Game[Any]], planner: DailyPlanner, wall_clock: Callable[[], datetime]
+    ) -> None:
+        self.store = store
+        self.games = games
+        self.planner = planner
+        self.wall_clock = wall_clock
+
+    def today(self) -> date:
+        return utc_day(self.wall_clock())
+
+    def game(self, game_id: str) -> Game[Any]:
+        """The game of that id, or ``unknown_game``."""
+        game = self.games.get(game_id)
+        if game is None:
+            known = ", ".join(sorted(self.games))
+            raise p.ProtocolError(p.ErrorCode.UNKNOWN_GAME, f"unknown game {game_id[:32]!r}; known: {known}")
+        return game
+
+    def list_games(self) -> dict[str, Any]:
+        return {"games": [g.describe() for g in self.games.values()]}
+
+    async def challenge(self, game_id: str, day: date) -> DailyChallengeRecord:
+        """Usually a read: the planner chose the day's deals a day ahead (daily_planner.py)."""
+        return await self.planner.challenge(game_id, day)
+
+    async def daily(self, day_text: str | None, viewer: int | None) -> dict[str, Any]:
+        today = self.today()
+        day = _day(day_text) if day_text else today
+        if day > today:
+            raise p.ProtocolError(p.ErrorCode.NOT_FOUND, f"the challenges of {day} are not announced yet")
+        if day == today:
+            # Only on a fresh database are today's deals still being chosen: list those as
+            # preparing rather than keep the lobby waiting for the solver.
+            challenges: dict[str, DailyChallengeRecord | None] = await self.planner.ready(
+                list(self.games), today, DAILY_LIST_WAIT_S
+            )
+        else:
+            challenges = {c.game: c for c in await self.store.daily_challenges(day.isoformat())}
+        out = []
+        for game, c in challenges.items():
+            item: dict[str, Any] = {"game": game, "name": self.games[game].name if game in self.games else game}
+            if c is None:
+                item.update(deal=None, par=None, preparing=True)
+            else:
+                item.update(deal=c.deal_number, par=c.par)
+            if viewer is not None:
+                item["attempted"] = await self.store.ranked_attempt(game, day.isoformat(), viewer) is not None
+            out.append(item)
+        return {"date": day.isoformat(), "today": today.isoformat(), "challenges": out}
+
+    async def leaderboard(
+        self, *, board: str, game: str, deal: int | None = None, date_text: str | None = None, min_games: int = 10,
+        page: int = 1, page_size: int = 20, viewer: int | None = None,
+    ) -> dict[str, Any]:
+        self.game(game)
+        if board == "deal" and deal is None:
+            raise p.ProtocolError(p.ErrorCode.BAD_REQUEST, "the deal board needs a deal number")
+        day = None
+        if board == "daily":
+            when = _day(date_text) if date_text else self.today()
+            if when > self.today():
+                raise p.ProtocolError(p.ErrorCode.NOT_FOUND, f"the challenges of {when} are not announced yet")
+            day = when.isoformat()
+        result = await self.store.leaderboard(
+            board, game, deal=deal if board == "deal" else None, date=day, min_games=min_games,
+            page=page, page_size=page_size, viewer=viewer,
+        )
+        return _page_json(result)
+
+    async def profile(self, player_id: int) -> dict[str, Any]:
+        record = await self.store.profile(player_id)
+        if record is None:
+            raise p.ProtocolError(p.ErrorCode.NOT_FOUND, f"no player {player_id}")
+        return {
+            "player": {"id": record.player.id, "name": record.player.name},
+            "games": [
+                {"game": g.game, "games": g.games, "wins": g.wins, "win_rate": g.win_rate,
+                 "best_time_ms": g.best_time_ms, "best_moves": g.best_moves}
+                for g in record.games
+            ],
+            "daily_streak": streak(record.daily_dates, self.today()),
+            "daily_days": len(record.daily_dates),
+        }
+
+
+def _day(text: str) -> date:
+    try:
+        return parse_day(text)
+    except ValueError as exc:
+        raise p.ProtocolError(p.ErrorCode.BAD_REQUEST, str(exc)) from None
+
+
+def _entry_json(e: LeaderboardEntry) -> dict[str, Any]:
+    return {
+        "rank": e.rank, "player_id": e.player_id, "name": e.name, "outcome": e.outcome, "time_ms": e.time_ms,
+        "moves": e.moves, "home": e.home, "total": e.total,
+        "finished_at": e.finished_at.isoformat().replace("+00:00", "Z") if e.finished_at else None,
+        "wins": e.wins, "games": e.games, "win_rate": e.win_rate,
+    }
+
+
+def _page_json(page: LeaderboardPage) -> dict[str, Any]:
+    return {
+        "board": page.board, "game": page.game, "deal": page.deal, "date": page.date, "min_games": page.min_games,
+        "page": page.page, "page_size": page.page_size, "total": page.total,
+        "entries": [_entry_json(e) for e in page.entries],
+        "me": _entry_json(page.me) if page.me else None,
+        **({"par": page.par} if page.board == "daily" else {}),  # the protocol has par on daily boards only
+    }

@@ -1,0 +1,362 @@
+"""Races: the rooms by join code, who sits in which, and every racing request.
+
+``Races`` answers the requests that act on a race (create, join, leave, ready, start,
+move, resign, a daily attempt, a practice hint), each for a player id: it knows players,
+never connections. Messages reach players through the ``Delivery`` it is given, and only
+those who sit in the room they come from (``seated``): a player sits in the room their
+current connection created or joined, until they leave it, move on to another race, or
+their connection goes. Effects are carried out by ``effects.Effects``; a restart brings
+races back through ``recovery.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from . import protocol as p
+from . import solver
+from .config import Config
+from .daily import candidate_deals
+from .effects import Delivery, Effects
+from .engine import Game
+from .observe import Metrics, event
+from .queries import Queries
+from .room import Room, RoomError, Status
+from .store import CodeTaken, FinishedRaceRecord, PlayerRecord, RaceRecord, Store
+
+log = logging.getLogger("solitaire_race.races")
+
+# Unambiguous when read aloud or handwritten: no vowels (no words), no I/L/1, O/0, S/5, Z/2.
+CODE_ALPHABET = "BCDFGHJKMNPQRTVWXY"
+CODE_LENGTH = 6
+HINT_BUDGET = solver.Budget(nodes=20_000, seconds=2.0, shorten_nodes=0)
+
+
+def new_join_code() -> str:
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+
+
+def normalize_code(text: str) -> str:
+    return "".join(ch for ch in text.upper() if ch.isalnum())
+
+
+class Races:
+    def __init__(
+        self, *, store: Store, secret: bytes, config: Config, clock: Callable[[], float],
+        wall_clock: Callable[[], datetime], queries: Queries, delivery: Delivery, metrics: Metrics,
+    ) -> None:
+        self.store = store
+        self.secret = secret
+        self.config = config
+        self.clock = clock
+        self.wall_clock = wall_clock
+        self.queries = queries
+        self.delivery = delivery
+        self.rooms: dict[str, Room] = {}
+        self.seats: dict[int, Room] = {}  # player id -> the room their connection is in
+        self.daily_rooms: dict[tuple[int, str, str], Room] = {}  # (player, game, date) -> attempt
+        self.stopping = False  # shutdown(): connections closing now leave their rooms as they are
+        self.effects = Effects(
+            store=store, delivery=delivery, metrics=metrics, clock=clock, wall_clock=wall_clock,
+            seated=self.seated, forget=self.forget, progress_interval_s=config.progress_interval_s,
+        )
+        self._moves_counted = metrics.counter("solitaire_moves_total")
+        self._moves_rejected = metrics.counter("solitaire_moves_rejected_total")
+        metrics.gauge("solitaire_races", "Races in memory, by status.", self._count_by_status)
+
+    def _count_by_status(self) -> list[tuple[dict[str, str], float]]:
+        counts = {s.value: 0 for s in Status}
+        for room in self.rooms.values():
+            counts[room.status.value] += 1
+        return [({"status": k}, v) for k, v in counts.items()]
+
+    # --- seats -----------------------------------------------------------------------
+    def seated(self, room: Room, player_id: int) -> bool:
+        return self.seats.get(player_id) is room
+
+    def _room(self, player_id: int) -> Room:
+        room = self.seats.get(player_id)
+        if room is None:
+            raise p.ProtocolError(p.ErrorCode.NOT_IN_RACE, "you are not in a race: create or join one")
+        return room
+
+    def _free(self, player_id: int) -> None:
+        """Refuse a new race while the player sits in one that is not finished."""
+        room = self.seats.get(player_id)
+        if room is not None:
+            raise p.ProtocolError(p.ErrorCode.ALREADY_IN_RACE, f"leave race {room.code} first")
+
+    async def _leave_finished(self, player_id: int) -> None:
+        """The player moves on from a finished race (to another race): the room is
+        released once none of its racers is still in it (``Effects.run``)."""
+        room = self.seats.get(player_id)
+        if room is not None and room.status is Status.FINISHED:
+            del self.seats[player_id]
+            if player_id in room.racers:
+                await self.effects.run(room, room.leave(player_id, self.clock()))
+
+    async def disconnected(self, player_id: int) -> None:
+        """The player's connection went: they leave the room they sat in (a running race
+        keeps their game for the grace period)."""
+        room = self.seats.pop(player_id, None)
+        if room is not None and player_id in room.racers and not self.stopping:
+            await self.effects.run(room, room.leave(player_id, self.clock()))
+
+    def reconnected(self, player_id: int) -> None:
+        """A new connection took over the player's seat: replies may have gone to the old
+        one, so their next move result carries the whole view."""
+        room = self.seats.get(player_id)
+        if room is not None:
+            room.resync(player_id)
+
+    def forget(self, room: Room) -> None:
+        """Release a finished room that nobody looks at any more: its result is stored, and
+        ``join_race`` answers from the store from now on."""
+        if self.rooms.get(room.code) is room:
+            del self.rooms[room.code]
+        for key in [k for k, r in self.daily_rooms.items() if r is room]:
+            del self.daily_rooms[key]
+        for player_id in [pid for pid, r in self.seats.items() if r is room]:
+            del self.seats[player_id]
+        self.effects.cancel(room)
+
+    # --- the lobby -------------------------------------------------------------------
+    def list_races(self) -> list[dict[str, Any]]:
+        return [r.summary() for r in self.rooms.values() if not r.private and r.open]
+
+    async def create_race(self, player: PlayerRecord, req: p.CreateRace) -> None:
+        player_id = player.id
+        await self._leave_finished(player_id)
+        self._free(player_id)
+        game = self.queries.game(req.game)
+        owned = sum(1 for r in self.rooms.values() if r.created_by == player_id and r.status is not Status.FINISHED)
+        if owned >= self.config.max_rooms_per_player:
+            raise p.ProtocolError(
+                p.ErrorCode.TOO_MANY_ROOMS, f"you already have {owned} unfinished races (at most {self.config.max_rooms_per_player})"
+            )
+        deal = req.deal if req.deal is not None else secrets.randbelow(1_000_000_000)
+        # Any of today's candidates: the one chosen may not be stored yet just after a start.
+        if deal in candidate_deals(self.secret, game.id, self.queries.today()):
+            # Practising today's daily in a private race would make its ranking unfair.
+            raise p.ProtocolError(p.ErrorCode.BAD_REQUEST, "that is today's daily challenge deal: play it with start_daily")
+        limit = req.time_limit_s or self.config.time_limit_s
+        record = await self._new_race_record(game.id, deal, req.private, player_id, limit)
+        room = self.new_room(record, game, limit)
+        self.seats[player_id] = room
+        await self.effects.run(room, room.join(player_id, player.name, self.clock()), reply=(player_id, req.id))
+
+    async def _new_race_record(
+        self, game_id: str, deal: int, private: bool, player_id: int, limit: int, daily_date: str | None = None
+    ) -> RaceRecord:
+        """Store a new race under a fresh join code (retrying the rare taken code)."""
+        for _ in range(20):
+            code = new_join_code()
+            if code in self.rooms:
+                continue
+            try:
+                return await self.store.create_race(
+                    code=code, game=game_id, deal_number=deal, private=private, created_by=player_id,
+                    time_limit_s=limit, now=self.wall_clock(),
+                    kind="race" if daily_date is None else "daily", daily_date=daily_date,
+                )
+            except CodeTaken:
+                continue
+        raise RuntimeError("could not find a free join code")
+
+    def new_room(self, record: RaceRecord, game: Game[Any], limit: int, daily: dict[str, Any] | None = None) -> Room:
+        room = Room(
+            race_id=record.id, code=record.code, game=game, deal_number=record.deal_number, secret=self.secret,
+            private=record.private, creator_id=record.created_by, time_limit_s=limit,
+            countdown_s=self.config.countdown_s, max_players=1 if daily else self.config.max_players,
+            link=f"{self.config.public_url}/join/{record.code}",
+            # A daily attempt's clock runs on through a disconnect, up to the time limit.
+            leave_grace_s=limit if daily else self.config.leave_grace_s,
+            daily=daily,
+        )
+        self.rooms[record.code] = room
+        event(log, "race_created", race=record.id, code=record.code, game=game.id, deal=record.deal_number,
+              player=record.created_by, daily=daily["date"] if daily else None)
+        return room
+
+    async def join_race(self, player: PlayerRecord, req: p.JoinRace) -> None:
+        player_id = player.id
+        code = normalize_code(req.code)
+        room = self.rooms.get(code)
+        if room is None:
+            finished = await self.store.finished_race(code) if code else None
+            if finished is not None and any(r.player_id == player_id for r in finished.results):
+                # Released from memory, or finished before a restart: its result is stored.
+                await self._leave_finished(player_id)
+                await self._send_finished(player_id, finished, req.id)
+                return
+        if room is None or room.status is Status.FINISHED and player_id not in room.racers:
+            raise p.ProtocolError(p.ErrorCode.NO_SUCH_RACE, f"no race with code {req.code[:16]!r}")
+        await self._leave_finished(player_id)
+        current = self.seats.get(player_id)
+        if current is not None and current is not room:
+            raise p.ProtocolError(p.ErrorCode.ALREADY_IN_RACE, f"leave race {current.code} first")
+        effects = room.join(player_id, player.name, self.clock())
+        self.seats[player_id] = room
+        await self.effects.run(room, effects, reply=(player_id, req.id))
+
+    async def _send_finished(self, player_id: int, finished: FinishedRaceRecord, request_id: Any) -> None:
+        """A stored finished race, as a racer coming back to it sees it: its `room` (the
+        reply), then `race_finished` with the ranking."""
+        race = finished.race
+        ranking = [
+            {"player_id": r.player_id, "name": r.player_name, "rank": r.rank, "outcome": r.outcome,
+             "time_ms": r.time_ms, "moves": r.moves, "home": r.home, "total": r.total}
+            for r in finished.results
+        ]
+        summary = {
+            "code": race.code, "link": f"{self.config.public_url}/join/{race.code}", "game": race.game,
+            "deal": race.deal_number, "private": race.private, "status": Status.FINISHED.value,
+            "creator_id": race.created_by, "time_limit_s": race.time_limit_s,
+            "max_players": 1 if race.kind == "daily" else self.config.max_players,
+            "players": [{"id": r.player_id, "name": r.player_name, "ready": False, "connected": False} for r in finished.results],
+        }
+        room_message: dict[str, Any] = {"type": "room", "race": summary}
+        if request_id is not None:
+            room_message["id"] = request_id
+        self.delivery.send(player_id, room_message)
+        message: dict[str, Any] = {"type": "race_finished", "code": race.code, "game": race.game, "deal": race.deal_number, "ranking": ranking}
+        daily = await self.daily_facts(race, finished.daily_ranked)
+        if daily is not None:
+            message["daily"] = daily
+        self.delivery.send(player_id, message)
+
+    async def daily_facts(self, race: RaceRecord, ranked: bool) -> dict[str, Any] | None:
+        """The ``daily`` field of a daily attempt's messages (None for a race)."""
+        if race.kind != "daily" or not race.daily_date:
+            return None
+        challenge = await self.store.find_daily_challenge(race.game, race.daily_date)
+        return {"date": race.daily_date, "ranked": ranked, "par": challenge.par if challenge else None}
+
+    async def leave_race(self, player: PlayerRecord, req: p.LeaveRace) -> None:
+        player_id = player.id
+        room = self._room(player_id)
+        now = self.clock()
+        effects = []
+        if room.status is Status.RUNNING and not room.racers[player_id].done:
+            effects += room.resign(player_id, now)  # leaving a running race gives it up
+        effects += room.leave(player_id, now)
+        del self.seats[player_id]
+        await self.effects.run(room, effects)
+        left: dict[str, Any] = {"type": "left", "code": room.code}
+        if req.id is not None:
+            left["id"] = req.id
+        self.delivery.send(player_id, left)
+
+    async def ready(self, player: PlayerRecord, req: p.Ready) -> None:
+        room = self._room(player.id)
+        await self.effects.run(room, room.set_ready(player.id, req.ready, self.clock()), reply=(player.id, req.id))
+
+    async def start_race(self, player: PlayerRecord, req: p.StartRace) -> None:
+        room = self._room(player.id)
+        await self.effects.run(room, room.start(player.id, self.clock()), reply=(player.id, req.id))
+
+    # --- racing ----------------------------------------------------------------------
+    def move(self, player: PlayerRecord, req: p.Move, answered: Callable[[BaseException | None], None]) -> bool:
+        """Play the moves. Returns False if the answer was sent already; True if it comes
+        later, once the moves' log entries are committed (then ``answered`` is called once,
+        with the error if there is one). The usual move awaits nothing: it is answered from
+        its commit's callback, with none of a task's suspending and waking."""
+        player_id = player.id
+        room = self._room(player_id)
+        started = time.perf_counter()
+        played = room.play(player_id, req.moves, self.clock())
+        self._moves_counted.inc(len(played.answer.message["applied"]))
+        if played.answer.message["rejected"]:
+            self._moves_rejected.inc()
+        reply = (player_id, req.id)
+        if played.closing:  # the race ended: all of it in order, results awaited
+            def ended(task: asyncio.Task[None]) -> None:
+                self.effects.observe_move(started)
+                answered(asyncio.CancelledError() if task.cancelled() else task.exception())
+
+            asyncio.create_task(self.effects.run(room, played.effects, reply)).add_done_callback(ended)
+            return True
+
+        def answer(error: BaseException | None = None) -> None:
+            if error is None:
+                self.effects.send(room, played.answer, reply)
+                if played.check is not None:
+                    self.effects.check(room, played.check)
+                self.effects.observe_move(started)
+            answered(error)
+
+        if played.log is None:  # nothing applied: nothing to make durable
+            answer()
+            return False
+        self.effects.log_then(room, played.log, answer)
+        return True
+
+    async def resign(self, player: PlayerRecord, req: p.Resign) -> None:
+        room = self._room(player.id)
+        await self.effects.run(room, room.resign(player.id, self.clock()), reply=(player.id, req.id))
+
+    # --- daily challenges --------------------------------------------------------------
+    async def start_daily(self, player: PlayerRecord, req: p.StartDaily) -> None:
+        player_id, name = player.id, player.name
+        game = self.queries.game(req.game)
+        await self._leave_finished(player_id)
+        day = self.queries.today().isoformat()
+        key = (player_id, game.id, day)
+        current = self.daily_rooms.get(key)
+        if current is not None and current.status is Status.RUNNING:
+            seat = self.seats.get(player_id)
+            if seat is not None and seat is not current:
+                raise p.ProtocolError(p.ErrorCode.ALREADY_IN_RACE, f"leave race {seat.code} first")
+            self.seats[player_id] = current  # the attempt in progress: resume it, clock still running
+            await self.effects.run(current, current.join(player_id, name, self.clock()), reply=(player_id, req.id, "race_started"))
+            return
+        self._free(player_id)
+        challenge = await self.queries.challenge(game.id, self.queries.today())
+        limit = self.config.time_limit_s
+        record = await self._new_race_record(game.id, challenge.deal_number, True, player_id, limit, daily_date=day)
+        ranked = await self.store.claim_daily_attempt(game.id, day, player_id, record.id, self.wall_clock())
+        room = self.new_room(record, game, limit, daily={"date": day, "ranked": ranked, "par": challenge.par})
+        self.daily_rooms[key] = room
+        self.seats[player_id] = room
+        now = self.clock()
+        room.join(player_id, name, now)  # a lobby of one, never stored: it starts at once
+        await self.effects.run(room, room.start_now(player_id, now), reply=(player_id, req.id, "race_started"))
+
+    async def hint(self, player: PlayerRecord, req: p.Hint) -> dict[str, Any]:
+        """The next move of a winning line, for unranked practice only: the `hint_result`."""
+        player_id = player.id
+        room = self._room(player_id)
+        if not room.daily or room.daily["ranked"]:
+            raise p.ProtocolError(
+                p.ErrorCode.NOT_ALLOWED,
+                "hints are for unranked practice only (a daily challenge replay), never in a race or a ranked attempt",
+            )
+        racer = room.racers[player_id]
+        if room.status is not Status.RUNNING or racer.done:
+            raise p.ProtocolError(p.ErrorCode.GAME_OVER, "your game is over")
+        # The solver is CPU-bound: a thread keeps the event loop turning (1 ms GIL slices).
+        move = await asyncio.to_thread(solver.hint, room.game, racer.state, HINT_BUDGET)
+        message = "the next move of a winning line" if move else (
+            "no hint: no winning line found from here, or the game hides cards the solver may not use"
+        )
+        return {"move": move, "message": message}
+
+    # --- start and stop ----------------------------------------------------------------
+    def start(self) -> None:
+        """Start the background work (once the event loop runs)."""
+        self.effects.start(lambda: list(self.rooms.values()))
+
+    def shutdown(self) -> None:
+        """Stop: every acknowledged move is already durable. Races and lobbies stay in the
+        database, with their players, and resume when the server starts again."""
+        self.stopping = True
+        self.effects.stop()
+
+
+__all__ = ["CODE_ALPHABET", "Races", "RoomError", "new_join_code", "normalize_code"]
