@@ -23,6 +23,7 @@ from .records import (
 from .store import (
     CodeTaken,
     ConstraintViolation,
+    NameTaken,
     NotFound,
     RaceStateError,
     Store,
@@ -42,6 +43,7 @@ __all__ = [
     "RACE_STATUSES",
     "CodeTaken",
     "ConstraintViolation",
+    "NameTaken",
     "NotFound",
     "Outcome",
     "PlayerRecord",
