@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from typing import Any, Protocol
 
+from . import names
 from . import protocol as p
 from .config import Config
 from .daily import candidate_deals, parse_day, streak, utc_day
@@ -32,6 +33,7 @@ from .store import (
     DailyChallengeRecord,
     LeaderboardEntry,
     LeaderboardPage,
+    NameTaken,
     PlayerRecord,
     RaceRecord,
     RaceStateError,
@@ -306,23 +308,28 @@ class RaceService:
         if session.player is not None:
             raise p.ProtocolError(p.ErrorCode.ALREADY_IDENTIFIED, f"already identified as {session.player.name}")
         token: str | None = None
-        name = req.name.strip() if req.name else None
-        if name is not None and not name:
-            raise p.ProtocolError(p.ErrorCode.BAD_MESSAGE, "a name cannot be blank")
+        try:
+            name = None if req.name is None else names.check_name(req.name)
+        except names.BadName as exc:
+            raise p.ProtocolError(p.ErrorCode.BAD_NAME, str(exc)) from None
         if req.token is not None:
             player = await self.store.player_by_token_hash(hash_token(req.token))
             if player is None:
                 raise p.ProtocolError(p.ErrorCode.BAD_TOKEN, "unknown token: send your name without a token to get a new identity")
             if name is not None and name != player.name:
-                await self._check_name_free(name, player.id)
-                await self.store.rename_player(player.id, name)
+                try:
+                    await self.store.rename_player(player.id, name)
+                except NameTaken:
+                    raise await self._name_taken(name) from None
                 player = PlayerRecord(player.id, name, player.created_at)
         else:
             if name is None:
                 raise p.ProtocolError(p.ErrorCode.BAD_MESSAGE, "a new player must give a name")
-            await self._check_name_free(name, None)
             token = secrets.token_urlsafe(TOKEN_BYTES)
-            player = await self.store.create_player(name, hash_token(token), self.wall_clock())
+            try:
+                player = await self.store.create_player(name, hash_token(token), self.wall_clock())
+            except NameTaken:
+                raise await self._name_taken(name) from None
         older = self.online.get(player.id)
         if older is not None and older is not session:
             older.peer.send(p.error(p.ErrorCode.REPLACED, "you signed in from another connection"))
@@ -339,13 +346,16 @@ class RaceService:
             welcome["token"] = token
         session.peer.send(_drop_none(welcome))
 
-    async def _check_name_free(self, name: str, player_id: int | None) -> None:
+    async def _name_taken(self, name: str) -> p.ProtocolError:
+        """The error for a name the store refused: it looks like another player's name (the
+        unique ``players.name_key`` decided, so two players asking at once cannot both get
+        it). Names are checked, so ``!r`` shows them as they are."""
         holder = await self.store.player_by_name(name)
-        if holder is not None and holder.id != player_id:
-            raise p.ProtocolError(
-                p.ErrorCode.NAME_TAKEN,
-                f"the name {name!r} belongs to another player: present its token, or choose another name",
-            )
+        like = "" if holder is None or holder.name == name else f" (it looks like {holder.name!r})"
+        return p.ProtocolError(
+            p.ErrorCode.NAME_TAKEN,
+            f"the name {name!r} belongs to another player{like}: present its token, or choose another name",
+        )
 
     # --- lobby ---------------------------------------------------------------------
     async def _list_games(self, session: Session, req: p.ListGames) -> None:
