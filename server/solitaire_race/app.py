@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 
 from . import transport
 from .config import EVENT_LOOPS, Config
+from .confusables import prototypes
 from .daily_planner import Chooser, DailyPlanner, first_candidate, solver_process
 from .engine import all_games
 from .observe import Metrics
@@ -61,6 +62,7 @@ class App:
                 wall_clock=wall_clock, metrics=metrics,
             )
             await service.recover()
+            prototypes()  # the confusables data for names, read now rather than in the first hello
             service.start()
             planner.start()
             server = await transport.start(service, config)
