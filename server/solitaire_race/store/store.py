@@ -345,7 +345,7 @@ class Store:
         """A new player. Raises NameTaken when another player's name looks the same
         (``players.name_key``, unique), ConstraintViolation for a token hash in use."""
         result = await self._write(players.create(name, _check_token_hash(token_hash), _check_time(now)))
-        if result == players.NAME_TAKEN:
+        if result is players.NAME_TAKEN:
             raise NameTaken(f"another player's name looks like {name!r}")
         if isinstance(result, IntegrityError):
             raise ConstraintViolation("a player with this token hash already exists") from result
@@ -371,7 +371,7 @@ class Store:
     async def rename_player(self, player_id: int, name: str) -> None:
         """Raises NameTaken when another player's name looks the same, NotFound."""
         result = await self._write(players.rename(player_id, name))
-        if result == players.NAME_TAKEN:
+        if result is players.NAME_TAKEN:
             raise NameTaken(f"another player's name looks like {name!r}")
         if result == 0:
             raise NotFound(f"no player {player_id}")
