@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from solitaire_race.engine import all_games
+from solitaire_race.names import name_key
 from solitaire_race.store import Store
 
 GAMES = list(all_games())
@@ -53,8 +54,8 @@ def fill(path: Path, results: int, seed: int = 1, analyze: bool = True) -> None:
     db.execute("PRAGMA synchronous=OFF")
     now = micros(START)
     db.executemany(
-        "INSERT INTO players (id, name, token_hash, created_at) VALUES (?, ?, ?, ?)",
-        ((i, f"player{i}", f"{i:064x}", now) for i in range(1, PLAYERS + 1)),
+        "INSERT INTO players (id, name, name_key, token_hash, created_at) VALUES (?, ?, ?, ?, ?)",
+        ((i, f"player{i}", name_key(f"player{i}"), f"{i:064x}", now) for i in range(1, PLAYERS + 1)),
     )
     days = [(START.date() + timedelta(days=d)).isoformat() for d in range(DAYS)]
     daily_taken: set[tuple[str, str, int]] = set()

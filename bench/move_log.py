@@ -31,6 +31,7 @@ from typing import Any
 
 from alembic import command
 
+from solitaire_race.names import name_key
 from solitaire_race.store.migrate import alembic_config
 from solitaire_race.store.store import MOVE_LOG_COLUMNS
 
@@ -58,8 +59,8 @@ def prepare(path: Path, layout: str, racers: int) -> sqlite3.Connection:
         db.execute(CLUSTERED)
     db.execute("BEGIN")
     db.executemany(
-        "INSERT INTO players (id, name, token_hash, created_at) VALUES (?, ?, ?, 0)",
-        [(p, f"p{p}", f"{p:064x}") for p in range(1, racers + 1)],
+        "INSERT INTO players (id, name, name_key, token_hash, created_at) VALUES (?, ?, ?, ?, 0)",
+        [(p, f"p{p}", name_key(f"p{p}"), f"{p:064x}") for p in range(1, racers + 1)],
     )
     db.executemany(
         "INSERT INTO races (id, code, game, deal_number, private, status, created_by, time_limit_s, created_at, kind) "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sqlite3
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta, timezone
@@ -20,6 +21,7 @@ from sqlalchemy.exc import IntegrityError
 from solitaire_race.store import (
     CodeTaken,
     ConstraintViolation,
+    NameTaken,
     NotFound,
     RaceStateError,
     ResultRecord,
@@ -358,12 +360,18 @@ async def test_players(store: Store) -> None:
         await store.rename_player(created.id + 100, "x")
 
 
-async def test_player_by_name_finds_the_oldest_holder(store: Store) -> None:
-    first = await store.create_player("ann", hash_token("1"), T0)
-    await store.create_player("ann", hash_token("2"), T0)  # names may repeat
-    assert await store.player_by_name("ann") == first
-    assert await store.player_by_name("Ann") == first  # ASCII case is ignored: "Ann" is "ann"
+async def test_a_name_that_looks_taken_is_refused_by_the_database(store: Store) -> None:
+    ann = await store.create_player("ann", hash_token("1"), T0)
+    for lookalike in ("ann", "Ann", "\u0430nn", "\uff41nn"):  # Cyrillic а; full-width ａ
+        with pytest.raises(NameTaken):
+            await store.create_player(lookalike, hash_token("2"), T0)
+        assert await store.player_by_name(lookalike) == ann
     assert await store.player_by_name("anne") is None
+    bob = await store.create_player("bob", hash_token("3"), T0)
+    with pytest.raises(NameTaken):
+        await store.rename_player(bob.id, "ANN")
+    await store.rename_player(ann.id, "Ann")  # its own name, in another case
+    assert await store.player(ann.id) == dataclasses.replace(ann, name="Ann")
 
 
 async def test_player_input_is_checked(store: Store) -> None:

@@ -2,23 +2,29 @@
 on 127.0.0.1: a person creates a race, an opponent joins over the protocol, the person
 starts it, plays a legal move by its short form and an illegal one, sees the server's
 reason and the opponent's progress, opens the help, and finishes; the token is kept. A hint
-is refused in a ranked daily attempt and shown in its unranked replay."""
+is refused in a ranked daily attempt and shown in its unranked replay. Names and messages
+with terminal escape sequences, from the real server or from a hostile one, reach the
+terminal as visible, harmless text."""
 
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import re
+import sqlite3
 import stat
 import sys
 from pathlib import Path
 from typing import Any
 
 import pexpect
+from websockets.asyncio.server import ServerConnection, serve
 
 from solitaire_race.app import App
 from solitaire_race.engine import IllegalMove, get_game
+from solitaire_race.store import hash_token
 
 from .conftest import TEST_SECRET, make_config
 from .support import winnable_deal
@@ -28,12 +34,13 @@ SECRET = TEST_SECRET.encode()
 SGR = r"(?:\x1b\[[0-9;]*m)*"  # colour codes that may sit between parts of a line
 
 
-def spawn(app: App, config_home: Path, *args: str) -> pexpect.spawn:
+def spawn(app: App | str, config_home: Path, *args: str) -> pexpect.spawn:
+    """The client in a pty, playing on ``app`` (or the server at a websocket URL)."""
     env = {**os.environ, "XDG_CONFIG_HOME": str(config_home), "TERM": "xterm-256color"}
     env.pop("NO_COLOR", None)
     return pexpect.spawn(
         sys.executable,
-        ["-m", "solitaire_race.cli", "play", "--server", app.ws_url, *args],
+        ["-m", "solitaire_race.cli", "play", "--server", app if isinstance(app, str) else app.ws_url, *args],
         env=env, encoding="utf-8", dimensions=(45, 100), timeout=10,
     )
 
@@ -222,3 +229,83 @@ async def test_hint_refused_in_a_ranked_attempt_and_shown_in_a_replay(tmp_path: 
         child.close(force=True)
         await app.stop()
     assert child.exitstatus == 0
+
+
+# --- text from the server ----------------------------------------------------------------------
+HOSTILE = "\x1b]0;pwned\x07\x1b[2J"  # sets the terminal's title, then clears the screen
+SHOWN = re.escape("\\x1b]0;pwned\\x07\\x1b[2J")  # how the client shows it
+
+
+def assert_harmless(output: str) -> None:
+    """Everything the client wrote: ``HOSTILE`` never as the sequences it is. (The client
+    clears the screen once itself, when it switches to the alternate screen.)"""
+    assert "\x1b]0;pwned" not in output and "\x07" not in output
+    assert output.count("\x1b[2J") == 1
+
+
+async def test_a_hostile_name_relayed_by_the_server_is_shown_harmlessly(app: App, clients: Any, tmp_path: Path) -> None:
+    """A name the rules refuse, stored by other means (a hand-edited database, another
+    program) and relayed by the real server to the other racers."""
+    path = app.config.db_url.removeprefix("sqlite+aiosqlite:///")
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "INSERT INTO players (name, name_key, token_hash, created_at) VALUES (?, 'hostile', ?, 0)",
+            (HOSTILE, hash_token("hostile-token")),
+        )
+    child = spawn(app, tmp_path / "config", "--name", "ann", "--game", "cruel")
+    child.logfile_read = output = io.StringIO()
+    try:
+        code = (await expect(child, r"play --join ([BCDFGHJKMNPQRTVWXY]{6})")).group(1)
+        hostile = await clients()
+        assert (await hostile.hello(token="hostile-token"))["player"]["name"] == HOSTILE
+        assert (await hostile.request({"type": "join_race", "code": code}))["type"] == "room"
+        await expect(child, SHOWN + SGR + r"\s+" + SGR + "not ready")
+        child.sendline("quit")
+        await expect(child, pexpect.EOF)
+    finally:
+        child.close(force=True)
+    assert_harmless(output.getvalue())
+
+
+async def test_a_hostile_server_cannot_drive_the_terminal(tmp_path: Path) -> None:
+    """A server that puts escape sequences in every text it sends (the player's name, a
+    game's summary, race codes and players, error codes and messages, the close reason):
+    the client shows them all as text."""
+
+    async def hostile(ws: ServerConnection) -> None:
+        async for raw in ws:
+            request = json.loads(raw)
+            kind = request["type"]
+            if kind == "hello":
+                reply: dict[str, Any] = {"type": "welcome", "player": {"id": 1, "name": "me" + HOSTILE}, "token": "t"}
+            elif kind == "list_games":
+                reply = {"type": "games", "games": [{"id": "cruel", "name": "Cruel", "summary": "rules" + HOSTILE}]}
+            elif kind == "list_races":
+                reply = {"type": "races", "races": [
+                    {"code": "BCD" + HOSTILE, "game": "cruel", "deal": 1, "players": [{"name": "racer" + HOSTILE}]}
+                ]}
+            else:
+                reply = {"type": "error", "code": "no" + HOSTILE, "message": "refused" + HOSTILE}
+            await ws.send(json.dumps({**reply, "id": request.get("id")}))
+            if kind == "join_race":
+                await ws.send(json.dumps({"type": "error", "code": "x", "message": "event" + HOSTILE}))
+                await ws.close(4000, "bye" + HOSTILE)
+
+    async with serve(hostile, "127.0.0.1", 0) as server:
+        port = server.sockets[0].getsockname()[1]
+        child = spawn(f"ws://127.0.0.1:{port}/ws", tmp_path / "config", "--name", "ann")
+        child.logfile_read = output = io.StringIO()
+        try:
+            await expect(child, "solitaire-race" + SGR + " · me" + SHOWN)
+            await expect(child, "rules" + SHOWN)
+            await expect(child, "BCD" + SHOWN + ".*racer" + SHOWN)
+            child.sendline("join BCDFGH")
+            await expect(child, "refused" + SHOWN)
+            await expect(child, "event" + SHOWN)
+            await expect(child, "bye" + SHOWN + ".*reconnecting")
+            await expect(child, "reconnected")
+            child.sendline("quit")
+            await expect(child, pexpect.EOF)
+        finally:
+            child.close(force=True)
+    assert_harmless(output.getvalue())

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+import unicodedata
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from solitaire_race.client.terminal_text import UNSAFE_CATEGORIES, safe_message, safe_text
 from solitaire_race.engine import all_games, get_game
 from solitaire_race.engine.cards import parse_card
 from solitaire_race.tui.moves import expand
@@ -422,3 +426,47 @@ def test_a_race_that_finished_while_away_shows_its_ranking() -> None:
     lines = render_screen(screen, PLAIN)
     assert lines[1] == "Clock · deal 4 · race KXPMRT · 0:00 / -"
     assert any(line.startswith("▸  1. ann") and "left 1:01.0" in line for line in lines)
+
+
+# --- text from the server -------------------------------------------------------------------
+HOSTILE = "\x1b]0;pwned\x07\x1b[2J"  # sets the terminal's title, then clears the screen
+
+
+def test_hostile_names_and_messages_are_drawn_as_visible_escapes() -> None:
+    """What a server sends reaches the screen through ``safe_message`` (the client's
+    connection applies it to every message): drawn in colour, the only escape sequences
+    left are the client's own colours, and the hostile text shows as harmless escapes."""
+    room = safe_message({"type": "room", "race": {
+        "code": "KXP\x1bMRT", "link": "http://h/join/\x9b2J", "game": "cruel", "deal": 1, "private": True,
+        "status": "lobby", "creator_id": 1, "time_limit_s": 1800, "max_players": 8,
+        "players": [{"id": 1, "name": "ann", "ready": True, "connected": True},
+                    {"id": 2, "name": HOSTILE, "ready": False, "connected": True},
+                    {"id": 3, "name": "\u202eevil\u2066", "ready": False, "connected": True}]}})["race"]
+    error = safe_message({"type": "error", "code": "x", "message": "refused" + HOSTILE + "\r\x08"})
+    screen = Screen(server="s", phase="room", player_id=1, player_name="ann", room=room, notices=[("error", error["message"])])
+    drawn = "\n".join(ANSI.sub("", line) for line in render_screen(screen, Style(color=True), width=200))
+    assert not [c for c in drawn if unicodedata.category(c) in UNSAFE_CATEGORIES and c != "\n"]
+    assert "\\x1b]0;pwned\\x07\\x1b[2J" in drawn  # the name, as visible text
+    assert "\\u202eevil\\u2066" in drawn and "KXP\\x1bMRT" in drawn and "http://h/join/\\x9b2J" in drawn
+    assert "✗ refused\\x1b]0;pwned\\x07\\x1b[2J\\x0d\\x08" in drawn
+
+
+def test_server_text_is_escaped_visibly_and_harmless_text_is_kept() -> None:
+    assert safe_text(HOSTILE) == "\\x1b]0;pwned\\x07\\x1b[2J"
+    assert safe_text("ann\u202enn\u200b\r\x00\x9b\U000e0001\ud800") == "ann\\u202enn\\u200b\\x0d\\x00\\x9b\\U000e0001\\ud800"
+    for harmless in ("ann", "Zoë ❤", "10♠ → home", "\u00a0", "\u0430nn", ""):
+        assert safe_text(harmless) == harmless
+    message = {"type": "error", "code": "x\x1b", "message": HOSTILE, "race": {"players": [{"id": 1, "name": "\x07"}]}}
+    assert safe_message(message) == {
+        "type": "error", "code": "x\\x1b", "message": safe_text(HOSTILE),
+        "race": {"players": [{"id": 1, "name": "\\x07"}]},
+    }
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text())
+def test_escaped_text_holds_nothing_a_terminal_would_obey(text: str) -> None:
+    safe = safe_text(text)
+    assert all(unicodedata.category(c) not in UNSAFE_CATEGORIES for c in safe)
+    assert safe_text(safe) == safe
+    safe.encode("utf-8")  # a lone surrogate would not even encode

@@ -22,6 +22,7 @@ from datetime import datetime, timezone
 
 from . import transport
 from .config import EVENT_LOOPS, Config
+from .confusables import prototypes
 from .daily_planner import Chooser, DailyPlanner, first_candidate, solver_process
 from .engine import all_games
 from .gateway import Gateway, Outbox
@@ -76,6 +77,7 @@ class App:
                 races=races, outbox=outbox, metrics=metrics,
             )
             await recover(races)
+            prototypes()  # the confusables data for names, read now rather than in the first hello
             races.start()
             planner.start()
             server = await transport.start(gateway, config)

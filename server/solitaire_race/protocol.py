@@ -17,12 +17,14 @@ from typing import Annotated, Any
 
 import msgspec
 
+from .names import SENT_MAX_LENGTH
 from .results import Board
 
 MAX_FRAME_BYTES = 8 * 1024  # larger requests get "too_large"; see also the transport's hard cap
 
 RequestId = Annotated[str, msgspec.Meta(max_length=64)] | Annotated[int, msgspec.Meta(ge=-(2**53), le=2**53)]
-Name = Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
+# A name as sent; names.check_name gives its stored form (1-32 characters) or a bad_name.
+Name = Annotated[str, msgspec.Meta(min_length=1, max_length=SENT_MAX_LENGTH)]
 Token = Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
 MoveText = Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
 
@@ -36,6 +38,7 @@ class ErrorCode(str, enum.Enum):
     ALREADY_IDENTIFIED = "already_identified"
     BAD_TOKEN = "bad_token"
     NAME_TAKEN = "name_taken"
+    BAD_NAME = "bad_name"
     UNKNOWN_GAME = "unknown_game"
     NO_SUCH_RACE = "no_such_race"
     ALREADY_IN_RACE = "already_in_race"

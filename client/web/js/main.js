@@ -136,6 +136,7 @@ function onError(m) {
       toast("This browser's player is unknown to the server: pick a name again.");
       return;
     case "name_taken":
+    case "bad_name":
       if (!app.me) {
         showSignin();
         $("#signin-error").textContent = m.message;

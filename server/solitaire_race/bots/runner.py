@@ -19,6 +19,7 @@ from typing import Any
 
 from ..engine import view_changes
 from ..client.connection import DEFAULT_SERVER, KEEPALIVE_S, Connection, Disconnected
+from ..client.terminal_text import safe_text
 from .policy import Policy
 
 Log = Callable[[str], None]
@@ -308,7 +309,7 @@ def main(args: argparse.Namespace) -> int:
     """``solitaire-race bot``: run the bots, print what they do and the final ranking."""
 
     def log(line: str) -> None:
-        print(line, flush=True)
+        print(safe_text(line), flush=True)  # names and reasons come from the server
 
     try:
         results = asyncio.run(
@@ -320,14 +321,13 @@ def main(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         return 130
     except (Disconnected, BotError, TimeoutError) as exc:
-        print(f"solitaire-race bot: {exc}", flush=True)
+        print(f"solitaire-race bot: {safe_text(str(exc))}", flush=True)
         return 1
     ranking = results[0].ranking if results else []
     print(f"race {results[0].code} finished:" if results else "no race", flush=True)
     for entry in ranking:
-        print(
+        print(safe_text(
             f"  {entry['rank']:>2}. {entry['name']:<20} {entry['outcome']:<11} "
-            f"{entry['home']:>3}/{entry['total']:<3} {entry['moves']:>4} moves  {_format_time(entry['time_ms'])}",
-            flush=True,
-        )
+            f"{entry['home']:>3}/{entry['total']:<3} {entry['moves']:>4} moves  {_format_time(entry['time_ms'])}"
+        ), flush=True)
     return 0

@@ -13,6 +13,10 @@ client slows down to what the server allows instead of failing. ``next_event`` c
 finish) is not taken for an idle connection.
 
 ``ws_url`` turns whatever a person types as a server into the websocket address.
+
+A ``transform`` given to ``open`` sees every message (and the close reason) before anyone
+else does: the terminal client passes ``terminal_text.safe_message`` there, so nothing a
+server sends reaches its screen unescaped.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -67,8 +72,9 @@ def http_url(server: str) -> str:
 class Connection:
     """One player connection: ``request`` for replies, ``events`` for everything else."""
 
-    def __init__(self, ws: ClientConnection) -> None:
+    def __init__(self, ws: ClientConnection, transform: Callable[[Any], Any] | None = None) -> None:
         self.ws = ws
+        self.transform = transform
         self.events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._next_id = 0
@@ -76,7 +82,9 @@ class Connection:
         self._reader = asyncio.get_running_loop().create_task(self._read())
 
     @classmethod
-    async def open(cls, server: str, timeout: float = 10.0) -> "Connection":
+    async def open(
+        cls, server: str, timeout: float = 10.0, transform: Callable[[Any], Any] | None = None
+    ) -> "Connection":
         url = ws_url(server)
         try:
             ws = await connect(url, open_timeout=timeout, compression=None, max_size=2**20)
@@ -84,7 +92,7 @@ class Connection:
             raise Disconnected(f"cannot reach {url}: {exc or type(exc).__name__}") from None
         except Exception as exc:  # handshake refused: wrong path, not a race server, ...
             raise Disconnected(f"cannot open {url}: {exc}") from None
-        return cls(ws)
+        return cls(ws, transform)
 
     @property
     def closed(self) -> bool:
@@ -100,6 +108,8 @@ class Connection:
                     continue
                 if not isinstance(message, dict):
                     continue
+                if self.transform is not None:
+                    message = self.transform(message)
                 rid = message.get("id")
                 future = self._pending.pop(rid, None) if isinstance(rid, int) else None
                 if future is not None and not future.done():
@@ -110,6 +120,8 @@ class Connection:
             pass
         finally:
             code, why = self.ws.close_code, self.ws.close_reason
+            if why and self.transform is not None:
+                why = self.transform(why)
             self.close_reason = (
                 f"connection closed ({code}{': ' + why if why else ''})"
                 if code is not None and code != 1006

@@ -24,6 +24,7 @@ from .records import (
 from .store import (
     CodeTaken,
     ConstraintViolation,
+    NameTaken,
     NotFound,
     RaceStateError,
     Store,
@@ -45,6 +46,7 @@ __all__ = [
     "RACE_STATUSES",
     "CodeTaken",
     "ConstraintViolation",
+    "NameTaken",
     "NotFound",
     "PlayerRecord",
     "RaceRecord",

@@ -28,6 +28,7 @@ from sqlalchemy.types import TypeDecorator
 from .records import (
     CODE_MAX_LENGTH,
     GAME_MAX_LENGTH,
+    NAME_KEY_MAX_LENGTH,
     NAME_MAX_LENGTH,
     OUTCOMES,
     RACE_KINDS,
@@ -86,7 +87,10 @@ class Player(Base):
     __tablename__ = "players"
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    name: Mapped[str] = mapped_column(String(NAME_MAX_LENGTH), index=True)  # player_by_name
+    name: Mapped[str] = mapped_column(String(NAME_MAX_LENGTH))
+    # names.name_key(name): equal for names that look the same. Unique, so that the database
+    # decides who gets a name when two players race for look-alikes (store/players.py).
+    name_key: Mapped[str] = mapped_column(String(NAME_KEY_MAX_LENGTH), unique=True)
     # sha256(secret token) as 64 lowercase hex digits; the raw token is never stored.
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime]

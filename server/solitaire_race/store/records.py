@@ -21,7 +21,9 @@ RACE_STATUSES: Final[tuple[RaceStatus, ...]] = ("open", "running", "finished")
 RACE_KINDS: Final[tuple[str, ...]] = ("race", "daily")
 OUTCOMES: Final[tuple[str, ...]] = tuple(o.value for o in FINAL_OUTCOMES)
 
-NAME_MAX_LENGTH: Final = 32
+NAME_MAX_LENGTH: Final = 32  # names.NAME_MAX_LENGTH
+# players.name_key: at most 7 characters per character of a name (a Hangul syllable's jamo)
+NAME_KEY_MAX_LENGTH: Final = 256
 CODE_MAX_LENGTH: Final = 16
 GAME_MAX_LENGTH: Final = 32
 

@@ -29,7 +29,8 @@ from sqlalchemy.pool import ConnectionPoolEntry, NullPool
 
 from ..results import RacerOutcome, rank_key
 from .migrate import upgrade_to_head
-from . import boards
+from . import boards, players
+from ..names import name_key
 from .writer import Writer, resolve
 from .models import DailyAttempt, DailyChallenge, MoveLog, Player, PlayerStats, Race, RaceEntry, Result, Setting
 from .records import (
@@ -41,7 +42,6 @@ from .records import (
     RunningRaceRecord,
     OpenRaceRecord,
     FinishedRaceRecord,
-    NAME_MAX_LENGTH,
     OUTCOMES,
     PlayerRecord,
     RaceRecord,
@@ -68,6 +68,11 @@ class ConstraintViolation(StoreError):
 
 class CodeTaken(ConstraintViolation):
     """``create_race``: another race already has this join code; pick another."""
+
+
+class NameTaken(ConstraintViolation):
+    """``create_player``, ``rename_player``: another player has a name that looks the same
+    (the same ``names.name_key``); nothing was written."""
 
 
 class NotFound(StoreError, LookupError):
@@ -154,12 +159,6 @@ def make_engine(url: str | URL, **kwargs: Any) -> AsyncEngine:
 # --- validation ---------------------------------------------------------------------
 
 
-def _check_name(name: str) -> str:
-    if not 1 <= len(name) <= NAME_MAX_LENGTH:
-        raise ValueError(f"a player name has 1 to {NAME_MAX_LENGTH} characters, not {len(name)}")
-    return name
-
-
 def _check_token_hash(token_hash: str) -> str:
     # Guards against storing a raw token by mistake: only a sha256 hex digest fits.
     if not _TOKEN_HASH.fullmatch(token_hash):
@@ -188,10 +187,6 @@ def _split_move_log(text: str) -> tuple[str, ...]:
 
 
 # --- rows to records ----------------------------------------------------------------
-
-
-def _player_record(row: Player) -> PlayerRecord:
-    return PlayerRecord(id=row.id, name=row.name, created_at=row.created_at)
 
 
 def _challenge_record(row: DailyChallenge) -> DailyChallengeRecord:
@@ -231,14 +226,6 @@ def _result_record(row: Result, player_name: str) -> ResultRecord:
         move_log=_split_move_log(row.move_log),
         finished_at=row.finished_at,
     )
-
-
-@functools.cache
-def _player_by_name() -> Any:
-    # Built once: each ``func`` expression is a small reference cycle that only the garbage
-    # collector frees, and every hello made one (7 of the 14 such objects a closed connection
-    # left behind).
-    return select(Player).where(func.lower(Player.name) == func.lower(bindparam("name"))).order_by(Player.id).limit(1)
 
 
 @functools.cache
@@ -358,42 +345,38 @@ class Store:
     # --- players --------------------------------------------------------------------
 
     async def create_player(self, name: str, token_hash: str, now: datetime) -> PlayerRecord:
-        row = Player(
-            name=_check_name(name),
-            token_hash=_check_token_hash(token_hash),
-            created_at=_check_time(now),
-        )
-
-        def write(session: Session) -> PlayerRecord:
-            session.add(row)
-            try:
-                session.commit()
-            except IntegrityError as error:
-                raise ConstraintViolation("a player with this token hash already exists") from error
-            return _player_record(row)
-
-        return await self._write(write)
+        """A new player. Raises NameTaken when another player's name looks the same
+        (``players.name_key``, unique), ConstraintViolation for a token hash in use."""
+        result = await self._write(players.create(name, _check_token_hash(token_hash), _check_time(now)))
+        if result is players.NAME_TAKEN:
+            raise NameTaken(f"another player's name looks like {name!r}")
+        if isinstance(result, IntegrityError):
+            raise ConstraintViolation("a player with this token hash already exists") from result
+        return result  # type: ignore[return-value]
 
     async def player_by_token_hash(self, token_hash: str) -> PlayerRecord | None:
         async with self._sessions() as session:
             row = await session.scalar(select(Player).where(Player.token_hash == token_hash))
-            return None if row is None else _player_record(row)
+            return None if row is None else players.player_record(row)
 
     async def player_by_name(self, name: str) -> PlayerRecord | None:
-        """The oldest player with this name, ignoring ASCII case (so "Ann" is not a second
-        "ann"); SQL ``lower`` on both sides keeps the comparison consistent."""
+        """The player whose name looks like ``name`` (the same ``names.name_key``: case,
+        look-alike letters and invisible characters aside), if there is one."""
         async with self._sessions() as session:
-            row = await session.scalar(_player_by_name(), {"name": name})
-            return None if row is None else _player_record(row)
+            row = await session.scalar(players.by_key(), {"key": name_key(name)})
+            return None if row is None else players.player_record(row)
 
     async def player(self, player_id: int) -> PlayerRecord | None:
         async with self._sessions() as session:
             row = await session.get(Player, player_id)
-            return None if row is None else _player_record(row)
+            return None if row is None else players.player_record(row)
 
     async def rename_player(self, player_id: int, name: str) -> None:
-        statement = update(Player).where(Player.id == player_id).values(name=_check_name(name))
-        if await self._write(_execute_count(statement)) == 0:
+        """Raises NameTaken when another player's name looks the same, NotFound."""
+        result = await self._write(players.rename(player_id, name))
+        if result is players.NAME_TAKEN:
+            raise NameTaken(f"another player's name looks like {name!r}")
+        if result == 0:
             raise NotFound(f"no player {player_id}")
 
     # --- races ----------------------------------------------------------------------
@@ -723,7 +706,7 @@ class Store:
                 .group_by(DailyAttempt.date).order_by(DailyAttempt.date.desc()).limit(400)
             )
             return ProfileRecord(
-                player=_player_record(player),
+                player=players.player_record(player),
                 games=tuple(GameStatsRecord(s.game, s.games, s.wins, s.win_rate, s.best_time_ms, s.best_moves) for s in stats),
                 daily_dates=tuple(dates),
             )

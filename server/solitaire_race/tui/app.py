@@ -12,6 +12,9 @@ It speaks the same protocol as the browser client (docs/protocol.md) over
   the lobby, the room, the race, and the results; it keeps a ``render.Screen`` up to date
   from the server's messages and turns typed lines into requests (``moves.expand`` for
   moves). The server judges every move; its reason is shown when it refuses one.
+
+Whatever a server sends is escaped as it arrives (``client.terminal_text``), and so is any
+other text the client prints that it did not write itself (notices, the closing lines).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from typing import Any, TextIO
 from ..engine import view_changes
 from ..client.connection import KEEPALIVE_S, Connection, Disconnected, http_url, ws_url
 from ..client.known import known_state
+from ..client.terminal_text import safe_message, safe_text
 from ..engine import all_games, get_game
 from .config import ClientConfig
 from .moves import expand
@@ -224,7 +228,7 @@ class PlayClient:
         self.term.draw(render_screen(s, self.style, width, height))
 
     def notice(self, kind: str, text: str) -> None:
-        self.screen.notices.append((kind, text))
+        self.screen.notices.append((kind, safe_text(text)))  # may quote an exception's text
         del self.screen.notices[:-MAX_NOTICES]
         self.redraw()
 
@@ -238,7 +242,7 @@ class PlayClient:
         self.term.on_redraw_key = self.redraw
         self.redraw()
         try:
-            self.conn = await Connection.open(self.url)
+            self.conn = await Connection.open(self.url, transform=safe_message)
         except Disconnected as exc:
             self.farewell.append(f"solitaire-race play: {exc}")
             return 1
@@ -313,7 +317,7 @@ class PlayClient:
             if wanted and wanted != stored.get("name"):
                 hello["name"] = wanted
             reply = await self.request(hello)
-            if reply["type"] == "error" and reply["code"] == "name_taken":
+            if reply["type"] == "error" and reply["code"] in ("name_taken", "bad_name"):
                 self.notice("error", reply["message"])
                 reply = await self.request({"type": "hello", "token": token})
             if reply["type"] == "welcome":
@@ -383,7 +387,7 @@ class PlayClient:
         for delay in RECONNECT_DELAYS_S:
             await asyncio.sleep(delay)
             try:
-                conn = await Connection.open(self.url, timeout=5)
+                conn = await Connection.open(self.url, timeout=5, transform=safe_message)
                 self.conn = conn
                 reply = await conn.request({"type": "hello", "token": token}) if token else {"type": "error"}
                 if reply["type"] != "welcome":
@@ -756,5 +760,5 @@ def main(args: argparse.Namespace) -> int:
         return 2
     code, lines = asyncio.run(_main(args))
     for line in lines:
-        print(line)
+        print(safe_text(line))
     return code
