@@ -1,7 +1,11 @@
 // The leaderboard page: every board of the JSON API (docs/openapi.json), one page at a time.
 // State lives in the URL (?game=&board=&date=&deal=&min_games=&page=&me=), so a board can be
-// linked, e.g. from the end of a race: /leaderboard?game=cruel&deal=42.
-const $ = (id) => document.getElementById(id);
+// linked, e.g. from the end of a race: /leaderboard?game=cruel&deal=42. Times, storage and
+// DOM helpers are the client's own (js/), so a time reads the same here as on the race screen.
+import { formatTime } from "./js/format.js";
+import { storage } from "./js/storage.js";
+import { $, h } from "./js/util.js";
+
 const params = new URLSearchParams(location.search);
 const state = {
   game: params.get("game") || "perseverance",
@@ -10,15 +14,9 @@ const state = {
   deal: params.get("deal") || "",
   min_games: params.get("min_games") || "10",
   page: Number(params.get("page") || 1),
-  me: params.get("me") || localStorage.getItem("playerId") || "",
+  me: params.get("me") || storage.get("playerId") || "",
 };
 const PAGE_SIZE = 20;
-
-const fmtTime = (ms) => {
-  if (ms == null) return "—";
-  const s = ms / 1000, m = Math.floor(s / 60);
-  return `${m}:${(s - m * 60).toFixed(1).padStart(4, "0")}`;
-};
 
 /** A winner's moves against the daily par: "par", "+3" (more moves), "−1" (beat it). */
 const vsPar = (e, par) => {
@@ -30,36 +28,35 @@ const vsPar = (e, par) => {
 function columns(board, par) {
   if (board === "deal" || board === "daily")
     return [["#", (e) => e.rank, (e) => (e.rank <= 3 ? `medal medal-${e.rank}` : "")], ["Player", (e) => e.name], ["Result", (e) => e.outcome, (e) => (e.outcome === "won" ? "won" : "")],
-            ["Time", (e) => fmtTime(e.outcome === "won" ? e.time_ms : null), null, "num"], ["Moves", (e) => e.moves, null, "num"],
+            ["Time", (e) => formatTime(e.outcome === "won" ? e.time_ms : null), null, "num"], ["Moves", (e) => e.moves, null, "num"],
             ...(par != null ? [[`vs par ${par}`, (e) => vsPar(e, par), null, "num"]] : []),
             ["Cards home", (e) => `${e.home}/${e.total}`, null, "num opt"]];
   const base = [["#", (e) => e.rank, (e) => (e.rank <= 3 ? `medal medal-${e.rank}` : "")], ["Player", (e) => e.name]];
-  if (board === "fastest") return [...base, ["Best time", (e) => fmtTime(e.time_ms), null, "num"], ["Moves", (e) => e.moves, null, "num"], ["Wins", (e) => e.wins, null, "num opt"]];
-  if (board === "wins") return [...base, ["Wins", (e) => e.wins, null, "num"], ["Games", (e) => e.games, null, "num"], ["Best time", (e) => fmtTime(e.time_ms), null, "num opt"]];
+  if (board === "fastest") return [...base, ["Best time", (e) => formatTime(e.time_ms), null, "num"], ["Moves", (e) => e.moves, null, "num"], ["Wins", (e) => e.wins, null, "num opt"]];
+  if (board === "wins") return [...base, ["Wins", (e) => e.wins, null, "num"], ["Games", (e) => e.games, null, "num"], ["Best time", (e) => formatTime(e.time_ms), null, "num opt"]];
   return [...base, ["Win rate", (e) => `${Math.round(e.win_rate * 100)}%`, null, "num"], ["Wins", (e) => e.wins, null, "num"], ["Games", (e) => e.games, null, "num"]];
 }
 
 function row(entry, cols, mine) {
-  const tr = document.createElement("tr");
-  if (mine) tr.className = "me";
-  for (const [, value, cls, align] of cols) {
-    const td = document.createElement("td");
-    td.textContent = value(entry);
-    td.className = [align, cls && cls(entry)].filter(Boolean).join(" ");
-    tr.append(td);
-  }
-  return tr;
+  return h(
+    "tr",
+    { class: mine ? "me" : null },
+    cols.map(([, value, cls, align]) => h("td", { class: [align, cls && cls(entry)].filter(Boolean).join(" "), text: value(entry) })),
+  );
 }
 
+/** A row across the table that says something instead of a result. */
+const note = (text, cols) => h("tr", { class: "gap" }, h("td", { colspan: cols.length }, text));
+
 function syncControls() {
-  $("game").value = state.game;
-  for (const b of $("boards").querySelectorAll("button")) b.setAttribute("aria-selected", String(b.dataset.board === state.board));
-  $("daily-controls").hidden = state.board !== "daily";
-  $("deal-controls").hidden = state.board !== "deal";
-  $("rate-controls").hidden = state.board !== "win_rate";
-  $("date").value = state.date;
-  $("deal").value = state.deal;
-  $("min-games").value = state.min_games;
+  $("#game").value = state.game;
+  for (const b of $("#boards").querySelectorAll("button")) b.setAttribute("aria-selected", String(b.dataset.board === state.board));
+  $("#daily-controls").hidden = state.board !== "daily";
+  $("#deal-controls").hidden = state.board !== "deal";
+  $("#rate-controls").hidden = state.board !== "win_rate";
+  $("#date").value = state.date;
+  $("#deal").value = state.deal;
+  $("#min-games").value = state.min_games;
 }
 
 async function load() {
@@ -77,7 +74,7 @@ async function load() {
     const res = await fetch(`/api/leaderboard/${state.board}/${encodeURIComponent(state.game)}?${q}`);
     const data = await res.json();
     if (!res.ok) { show(null, data.error?.message || res.statusText); return; }
-    if (data.date && !state.date) { state.date = data.date; $("date").value = data.date; }
+    if (data.date && !state.date) { state.date = data.date; $("#date").value = data.date; }
     show(data, "");
   } catch (err) {
     show(null, `Could not reach the server (${err.message}).`);
@@ -85,41 +82,26 @@ async function load() {
 }
 
 function show(data, error) {
-  $("error").textContent = error;
-  $("rows").replaceChildren();
-  $("head").replaceChildren();
-  if (!data) { $("summary").textContent = ""; $("pager").hidden = true; return; }
+  $("#error").textContent = error;
+  $("#rows").replaceChildren();
+  $("#head").replaceChildren();
+  if (!data) { $("#summary").textContent = ""; $("#pager").hidden = true; return; }
   const cols = columns(data.board, data.par);
-  for (const [title, , , align] of cols) {
-    const th = document.createElement("th");
-    th.textContent = title;
-    th.className = align || "";
-    $("head").append(th);
-  }
+  for (const [title, , , align] of cols) $("#head").append(h("th", { class: align || "", text: title }));
   const me = data.me?.player_id;
-  for (const e of data.entries) $("rows").append(row(e, cols, e.player_id === me));
-  if (data.me && !data.entries.some((e) => e.player_id === me)) {
-    const gap = document.createElement("tr");
-    gap.className = "gap";
-    gap.innerHTML = `<td colspan="${cols.length}">⋯ your place ⋯</td>`;
-    $("rows").append(gap, row(data.me, cols, true));
-  }
-  if (!data.entries.length && !data.me) {
-    const empty = document.createElement("tr");
-    empty.className = "gap";
-    empty.innerHTML = `<td colspan="${cols.length}">No results yet: be the first!</td>`;
-    $("rows").append(empty);
-  }
-  const name = $("game").selectedOptions[0]?.textContent || data.game;
+  for (const e of data.entries) $("#rows").append(row(e, cols, e.player_id === me));
+  if (data.me && !data.entries.some((e) => e.player_id === me)) $("#rows").append(note("⋯ your place ⋯", cols), row(data.me, cols, true));
+  if (!data.entries.length && !data.me) $("#rows").append(note("No results yet: be the first!", cols));
+  const name = $("#game").selectedOptions[0]?.textContent || data.game;
   const what = { daily: `daily challenge of ${data.date}`, deal: `deal ${data.deal}`, fastest: "fastest wins",
                  wins: "most wins", win_rate: `win rate, at least ${data.min_games} games` }[data.board];
   const par = data.par != null ? ` · par ${data.par} moves` : "";
-  $("summary").textContent = `${name}: ${what}${par} · ${data.total} ${data.total === 1 ? "player" : "players"}`;
+  $("#summary").textContent = `${name}: ${what}${par} · ${data.total} ${data.total === 1 ? "player" : "players"}`;
   const pages = Math.max(1, Math.ceil(data.total / data.page_size));
-  $("pager").hidden = pages <= 1;
-  $("page-label").textContent = `page ${data.page} of ${pages}`;
-  $("prev-page").disabled = data.page <= 1;
-  $("next-page").disabled = data.page >= pages;
+  $("#pager").hidden = pages <= 1;
+  $("#page-label").textContent = `page ${data.page} of ${pages}`;
+  $("#prev-page").disabled = data.page <= 1;
+  $("#next-page").disabled = data.page >= pages;
 }
 
 function shiftDate(days) {
@@ -132,19 +114,19 @@ function shiftDate(days) {
 
 async function init() {
   const games = (await (await fetch("/api/games")).json()).games;
-  $("game").replaceChildren(...games.map((g) => new Option(g.name, g.id)));
+  $("#game").replaceChildren(...games.map((g) => new Option(g.name, g.id)));
   if (!games.some((g) => g.id === state.game)) state.game = games[0].id;
-  $("game").onchange = () => { state.game = $("game").value; state.page = 1; load(); };
-  for (const b of $("boards").querySelectorAll("button"))
+  $("#game").onchange = () => { state.game = $("#game").value; state.page = 1; load(); };
+  for (const b of $("#boards").querySelectorAll("button"))
     b.onclick = () => { state.board = b.dataset.board; state.page = 1; load(); };
-  $("date").onchange = () => { state.date = $("date").value; state.page = 1; load(); };
-  $("prev-day").onclick = () => shiftDate(-1);
-  $("next-day").onclick = () => shiftDate(1);
-  $("deal").onchange = () => { state.deal = $("deal").value; state.page = 1; load(); };
-  $("min-games").onchange = () => { state.min_games = $("min-games").value || "10"; state.page = 1; load(); };
-  $("prev-page").onclick = () => { state.page -= 1; load(); };
-  $("next-page").onclick = () => { state.page += 1; load(); };
-  $("controls").onsubmit = (e) => e.preventDefault();
+  $("#date").onchange = () => { state.date = $("#date").value; state.page = 1; load(); };
+  $("#prev-day").onclick = () => shiftDate(-1);
+  $("#next-day").onclick = () => shiftDate(1);
+  $("#deal").onchange = () => { state.deal = $("#deal").value; state.page = 1; load(); };
+  $("#min-games").onchange = () => { state.min_games = $("#min-games").value || "10"; state.page = 1; load(); };
+  $("#prev-page").onclick = () => { state.page -= 1; load(); };
+  $("#next-page").onclick = () => { state.page += 1; load(); };
+  $("#controls").onsubmit = (e) => e.preventDefault();
   load();
 }
 init();

@@ -1,9 +1,18 @@
 // The lobby: create a race (game, deal: random, a number or today's daily; private; time
 // limit), join by code, the public races open for joining, and the daily challenge per game.
-import { $, h, spacedCode } from "./util.js";
+// While the lobby is shown it refreshes the public races, and asks again for a daily
+// challenge still being prepared; both timers stop when it is left.
+import { spacedCode } from "./format.js";
+import { gameName, state } from "./state.js";
+import { storage } from "./storage.js";
+import { currentScreen, onScreen } from "./ui.js";
+import { $, h } from "./util.js";
 
 const RACES_REFRESH_MS = 5000;
-const LAST_GAME_KEY = "solitaireRace.lastGame";
+const DAILY_RETRY_MS = 5000;
+
+let racesTimer = null;
+let dailyRetry = null;
 
 export function initLobby(app) {
   const form = $("#create-form");
@@ -44,20 +53,30 @@ export function initLobby(app) {
     if (code) app.joinRace(code);
   };
   $("#refresh-races").onclick = () => app.send({ type: "list_races" });
-  setInterval(() => {
-    if (document.body.dataset.screen === "lobby" && app.conn.isOpen && app.me) app.send({ type: "list_races" });
-  }, RACES_REFRESH_MS);
+  onScreen("lobby", {
+    enter: () => {
+      clearInterval(racesTimer);
+      racesTimer = setInterval(() => {
+        if (app.conn.isOpen && state.me) app.send({ type: "list_races" });
+      }, RACES_REFRESH_MS);
+    },
+    leave: () => {
+      clearInterval(racesTimer);
+      clearTimeout(dailyRetry);
+      racesTimer = dailyRetry = null;
+    },
+  });
 }
 
 export function renderGames(app, games) {
   const tiles = $("#game-tiles");
-  const chosen = tiles.querySelector("input:checked")?.value || localStorage.getItem(LAST_GAME_KEY) || games[0]?.id;
+  const chosen = tiles.querySelector("input:checked")?.value || storage.get("lastGame") || games[0]?.id;
   tiles.replaceChildren(
     ...games.map((g) =>
       h(
         "label",
         { class: "game-tile" },
-        h("input", { type: "radio", name: "game", value: g.id, checked: g.id === chosen, onchange: () => localStorage.setItem(LAST_GAME_KEY, g.id) }),
+        h("input", { type: "radio", name: "game", value: g.id, checked: g.id === chosen, onchange: () => storage.set("lastGame", g.id) }),
         h("span", { class: "tile-body" }, h("b", {}, g.name), h("small", {}, g.summary)),
       ),
     ),
@@ -67,10 +86,13 @@ export function renderGames(app, games) {
 
 /** The daily challenges (a daily_challenges message), or a plain list of games before it. */
 export function renderDaily(app, daily) {
-  // Only a fresh server is still choosing today's deals: ask again shortly (one timer at a time).
-  clearTimeout(app.dailyRetry);
-  if (daily?.challenges?.some((c) => c.preparing)) app.dailyRetry = setTimeout(() => app.send({ type: "daily" }), 5000);
-  const challenges = daily?.challenges ?? app.games.map((g) => ({ game: g.id, name: g.name }));
+  // Only a fresh server is still choosing today's deals: ask again shortly (one timer at a
+  // time, and only while the lobby is shown: coming back to it asks anyway).
+  clearTimeout(dailyRetry);
+  dailyRetry = null;
+  if (daily?.challenges?.some((c) => c.preparing) && currentScreen() === "lobby")
+    dailyRetry = setTimeout(() => app.send({ type: "daily" }), DAILY_RETRY_MS);
+  const challenges = daily?.challenges ?? state.games.map((g) => ({ game: g.id, name: g.name }));
   const board = (game) => {
     const q = new URLSearchParams({ game, board: "daily" });
     if (daily?.date) q.set("date", daily.date);
@@ -82,7 +104,7 @@ export function renderDaily(app, daily) {
       h(
         "li",
         { dataset: { game: c.game } },
-        h("span", { class: "daily-name" }, c.name ?? app.gameName(c.game), c.par ? h("small", {}, ` · par ${c.par}`) : null),
+        h("span", { class: "daily-name" }, c.name ?? gameName(c.game), c.par ? h("small", {}, ` · par ${c.par}`) : null),
         c.attempted ? h("span", { class: "done", title: "your ranked attempt is used; you can still replay it" }, "✓ played") : null,
         c.preparing
           ? h("span", { class: "preparing", title: "the server is finding a winnable deal for today" }, "preparing…")
@@ -108,7 +130,7 @@ export function renderRaces(app, races) {
       h(
         "li",
         {},
-        h("span", { class: "race-game" }, app.gameName(r.game)),
+        h("span", { class: "race-game" }, gameName(r.game)),
         h("span", { class: "race-who" }, `${r.players.map((p) => p.name).join(", ")} · ${r.players.length}/${r.max_players}`),
         h("button", { type: "button", class: "small", onclick: () => app.joinRace(r.code) }, `Join ${spacedCode(r.code)}`),
       ),

@@ -1,33 +1,24 @@
-// The browser client's entry point: identity (name once, token kept in localStorage), the
-// connection and its resumption after a drop, and routing every server message to its screen.
-// The protocol is docs/protocol.md; the server decides everything.
+// The browser client's entry point: identity (name once, token kept in storage), the
+// connection and its resumption after a drop, routing every server message to its screen, and
+// `app`, the actions the screens call. The state they share is state.js; the protocol is
+// docs/protocol.md; the server decides everything.
+import { card } from "./cards.js";
 import { Connection } from "./connection.js";
 import { initLobby, renderDaily, renderGames, renderRaces } from "./lobby.js";
 import { RaceScreen } from "./race.js";
 import { hideCountdown, initRoom, renderRoom, showCountdown } from "./room.js";
-import { banner, showScreen, toast } from "./ui.js";
-import { card } from "./cards.js";
+import { clearPlay, state } from "./state.js";
+import { storage } from "./storage.js";
+import { banner, currentScreen, showScreen, toast } from "./ui.js";
 import { $ } from "./util.js";
-
-const TOKEN_KEY = "solitaireRace.token";
-const NAME_KEY = "solitaireRace.name";
-const RACE_KEY = "solitaireRace.race"; // the code of the race we are in, to resume it
 
 const CANNOT_JOIN = new Set(["no_such_race", "race_started", "room_full"]);
 
 const joinFromUrl = () => location.pathname.match(/^\/join\/([A-Za-z-]{1,16})\/?$/)?.[1]?.toUpperCase() ?? null;
 
+/** The actions the screens call; what they act on is `state`. */
 const app = {
   conn: null,
-  me: null,
-  games: [],
-  race: null, // the latest race summary from a room message
-  pendingName: null,
-  joining: false, // a join_race is waiting for its answer
-
-  gameName(id) {
-    return this.games.find((g) => g.id === id)?.name ?? id;
-  },
 
   /** Send a request; an error reply is shown as a toast by the dispatcher. */
   send(message) {
@@ -47,11 +38,11 @@ const app = {
   /** Join (or come back to) a race; a code that cannot be joined leads back to the lobby.
    * remembered: the code is the one we were in before (no complaint if it is gone). */
   async joinRace(code, remembered = false) {
-    this.joining = true;
+    state.joining = true;
     const reply = await this.send({ type: "join_race", code });
-    this.joining = false;
+    state.joining = false;
     if (reply?.type !== "error" || !CANNOT_JOIN.has(reply.code)) return;
-    if (document.body.dataset.screen !== "race") this.leftRace();
+    if (currentScreen() !== "race") this.leftRace();
     if (!remembered) toast(reply.message);
   },
 
@@ -60,13 +51,14 @@ const app = {
   },
 
   async backToLobby() {
-    if (this.race) await this.send({ type: "leave_race" });
+    if (state.race) await this.send({ type: "leave_race" });
     this.leftRace();
   },
 
   leftRace() {
-    this.race = null;
-    localStorage.removeItem(RACE_KEY);
+    state.race = null;
+    clearPlay();
+    storage.remove("race");
     hideCountdown();
     if (location.pathname !== "/") history.replaceState(null, "", "/");
     this.showLobby();
@@ -85,9 +77,9 @@ const race = new RaceScreen(app);
 function onOpen(conn) {
   banner("");
   conn.send({ type: "list_games" });
-  const token = localStorage.getItem(TOKEN_KEY);
+  const token = storage.get("token");
   if (token) conn.send({ type: "hello", token });
-  else if (app.pendingName) conn.send({ type: "hello", name: app.pendingName });
+  else if (state.pendingName) conn.send({ type: "hello", name: state.pendingName });
   else showSignin();
 }
 
@@ -95,21 +87,21 @@ function showSignin() {
   showScreen("signin");
   const code = joinFromUrl();
   $("#invite").textContent = code ? `You are invited to race ${code}. Pick a name to join.` : "";
-  $("#name").value = localStorage.getItem(NAME_KEY) || "";
+  $("#name").value = storage.get("name") || "";
   $("#name").focus();
 }
 
 function onWelcome(m) {
-  app.me = m.player;
-  if (m.token) localStorage.setItem(TOKEN_KEY, m.token);
-  localStorage.setItem(NAME_KEY, m.player.name);
-  localStorage.setItem("playerId", String(m.player.id)); // the leaderboard page marks your row
-  app.pendingName = null;
+  state.me = m.player;
+  state.pendingName = null;
+  if (m.token) storage.set("token", m.token);
+  storage.set("name", m.player.name);
+  storage.set("playerId", m.player.id); // the leaderboard page marks your row
   $("#who").textContent = m.player.name;
   $("#who").hidden = false;
   // Resume: the race in the address (a join link) or the one we were in before the drop.
   const link = joinFromUrl();
-  const remembered = app.race?.code || localStorage.getItem(RACE_KEY);
+  const remembered = state.race?.code || storage.get("race");
   if (link) app.joinRace(link, link === remembered);
   else if (remembered) app.joinRace(remembered, true);
   else app.showLobby();
@@ -117,11 +109,11 @@ function onWelcome(m) {
 
 function onRoom(m) {
   const r = m.race;
-  app.race = r;
-  localStorage.setItem(RACE_KEY, r.code);
+  state.race = r;
+  storage.set("race", r.code);
   if (location.pathname !== `/join/${r.code}`) history.replaceState(null, "", `/join/${r.code}`);
   if (r.status === "lobby" || r.status === "countdown") {
-    renderRoom(app, r);
+    renderRoom();
     showScreen("room");
     if (r.status === "lobby") hideCountdown();
   }
@@ -131,13 +123,13 @@ function onRoom(m) {
 function onError(m) {
   switch (m.code) {
     case "bad_token":
-      localStorage.removeItem(TOKEN_KEY);
+      storage.remove("token");
       showSignin();
       toast("This browser's player is unknown to the server: pick a name again.");
       return;
     case "name_taken":
     case "bad_name":
-      if (!app.me) {
+      if (!state.me) {
         showSignin();
         $("#signin-error").textContent = m.message;
         return;
@@ -149,10 +141,10 @@ function onError(m) {
     case "no_such_race":
     case "race_started":
     case "room_full":
-      if (app.joining) return; // joinRace decides what to say
+      if (state.joining) return; // joinRace decides what to say
       break;
     case "not_in_race":
-      if (document.body.dataset.screen !== "lobby") app.leftRace();
+      if (currentScreen() !== "lobby") app.leftRace();
       return;
   }
   toast(m.message);
@@ -163,7 +155,7 @@ function handle(m) {
     case "welcome":
       return onWelcome(m);
     case "games":
-      app.games = m.games;
+      state.games = m.games;
       return renderGames(app, m.games);
     case "races":
       return renderRaces(app, m.races);
@@ -176,7 +168,7 @@ function handle(m) {
     case "race_started":
       hideCountdown();
       if (m.code) {
-        localStorage.setItem(RACE_KEY, m.code);
+        storage.set("race", m.code);
         if (location.pathname !== `/join/${m.code}`) history.replaceState(null, "", `/join/${m.code}`);
       }
       showScreen("race");
@@ -188,7 +180,7 @@ function handle(m) {
     case "standings": // the racers who moved since the last one, a few times a second
       return m.racers.forEach((r) => race.onProgress(r));
     case "race_finished":
-      if (document.body.dataset.screen !== "race") showScreen("race");
+      showScreen("race");
       return race.onFinished(m);
     case "left":
       return; // backToLobby, the only sender of leave_race, moves on itself
@@ -207,7 +199,7 @@ $("#signin-form").onsubmit = (event) => {
   const name = $("#name").value.trim();
   if (!name) return;
   $("#signin-error").textContent = "";
-  app.pendingName = name;
+  state.pendingName = name;
   if (app.conn.isOpen) app.conn.send({ type: "hello", name });
 };
 $("#results-btn").onclick = () => ($("#results").hidden = false);
@@ -218,4 +210,4 @@ initRoom(app);
 showScreen("loading");
 const scheme = location.protocol === "https:" ? "wss" : "ws";
 app.conn = new Connection(`${scheme}://${location.host}/ws`, { onOpen, onMessage: handle, onStatus });
-window.solitaireRace = app; // for the curious, in the browser console
+window.solitaireRace = state; // for the curious, in the browser console

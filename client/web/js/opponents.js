@@ -1,32 +1,19 @@
-// The live racers panel: each racer's cards home, moves, outcome and time, best first.
-import { formatTime, h, OUTCOME_LABELS } from "./util.js";
+// The live racers panel: each racer's cards home, moves, outcome and time, best first. It
+// draws state.play.racers (state.js merges what the server says about them).
+import { formatTime, OUTCOME_LABELS } from "./format.js";
+import { state } from "./state.js";
+import { h } from "./util.js";
 
 const MARKS = { won: "✓", stuck: "✗", resigned: "✗", timeout: "✗", left: "✗", interrupted: "✗" };
 
 export class RacersPanel {
   constructor(el) {
     this.el = el;
-    this.racers = new Map(); // player_id → {name, home, total, moves, outcome, time_ms, connected, me}
-  }
-
-  reset() {
-    this.racers.clear();
-  }
-
-  /** Merge what we know about a racer (progress messages, move results, room updates). */
-  update(playerId, fields) {
-    const racer = this.racers.get(playerId) || { connected: true, moves: 0, outcome: "playing", time_ms: null };
-    this.racers.set(playerId, { ...racer, ...fields });
-  }
-
-  /** Connection flags from a room message; racers who left the room are kept with their results. */
-  connections(players) {
-    for (const p of players) if (this.racers.has(p.id)) this.update(p.id, { connected: p.connected });
   }
 
   sorted() {
     const finishedWin = (r) => (r.outcome === "won" ? 0 : 1);
-    return [...this.racers.entries()].sort(
+    return [...state.play.racers.entries()].sort(
       ([, a], [, b]) =>
         finishedWin(a) - finishedWin(b) ||
         (a.outcome === "won" ? a.time_ms - b.time_ms : 0) ||

@@ -2,17 +2,21 @@
 // bar (clock, cards home, moves, resign), the racers panel and the end-of-race ranking.
 // Moves go to the server as {"type": "move"}; only its move_result changes the board. In an
 // unranked daily replay (the only place the server answers hints) a Hint button asks for
-// the next move of a winning line and marks it on the board.
+// the next move of a winning line and marks it on the board. The game itself is
+// state.play (state.js); the clock ticks only while this screen is shown.
+import { formatTime, OUTCOME_LABELS } from "./format.js";
 import { attachGestures } from "./gestures.js";
 import { RENDERERS } from "./games/index.js";
 import { RacersPanel } from "./opponents.js";
 import { renderResults } from "./results.js";
-import { toast } from "./ui.js";
-import { $, formatTime, h, OUTCOME_LABELS } from "./util.js";
+import { clearPlay, clockMs, gameName, gameSummary, myRacer, startPlay, state, updateConnections, updateRacer } from "./state.js";
+import { onScreen, toast } from "./ui.js";
+import { $, h } from "./util.js";
 import { applyChanges } from "./view-changes.js";
 
 const CONFIRM_MS = 3000;
 const HINT_MS = 8000;
+const TICK_MS = 100;
 
 // A game this page does not know yet (a newer server): say so rather than draw nonsense.
 const UNKNOWN_GAME = {
@@ -24,17 +28,22 @@ const UNKNOWN_GAME = {
   progress: () => 0,
 };
 
+/** The renderer of the game on the race screen (null before the first race_started). */
+const renderer = () => {
+  const start = state.play.start;
+  return start ? (RENDERERS[start.game] ?? UNKNOWN_GAME) : null;
+};
+
 export class RaceScreen {
+  /** @param {object} app the actions (main.js): send, joinRace, backToLobby, createRace */
   constructor(app) {
     this.app = app;
     this.board = $("#board");
     this.content = $("#board .board-content");
     this.panel = new RacersPanel($("#racers"));
-    this.view = null;
-    this.renderer = null;
     this.gestures = attachGestures(this.board, {
-      moveFor: (src, dst) => this.renderer?.moveFor(src, dst, this.view) ?? null,
-      homeFor: (src) => this.renderer?.homeFor(src, this.view) ?? null,
+      moveFor: (src, dst) => renderer()?.moveFor(src, dst, state.play.view) ?? null,
+      homeFor: (src) => renderer()?.homeFor(src, state.play.view) ?? null,
       play: (moves) => this.play(moves),
       hint: (text) => toast(text, "info", 2500),
     });
@@ -66,44 +75,44 @@ export class RaceScreen {
     document.addEventListener("keydown", (event) => {
       if (event.key === "Escape") this.gestures.clearSelection();
     });
-    setInterval(() => this.tick(), 100);
+    let clock = null;
+    onScreen("race", {
+      enter: () => {
+        clearInterval(clock);
+        clock = setInterval(() => this.tick(), TICK_MS);
+        this.tick();
+      },
+      leave: () => {
+        clearInterval(clock);
+        clock = null;
+        reset(); // a pending "Really resign?" is not carried to the next race
+      },
+    });
   }
 
   /** race_started: the start, or our game as it is now after a reconnect. */
   start(m) {
-    this.race = m;
-    this.renderer = RENDERERS[m.game] ?? UNKNOWN_GAME;
-    this.view = m.view;
-    this.moves = m.moves;
-    this.outcome = m.outcome;
-    this.endedMs = null;
-    this.clockBase = performance.now() - m.elapsed_ms;
-    this.finished = null;
-    this.practice = !!m.daily && !m.daily.ranked; // hints are answered only here
+    startPlay(m);
     $("#results").hidden = true;
-    $("#race-game").textContent = this.app.gameName(m.game);
-    $("#race-rules").textContent = this.app.games.find((g) => g.id === m.game)?.summary ?? "";
+    $("#race-game").textContent = gameName(m.game);
+    $("#race-rules").textContent = gameSummary(m.game);
     $("#race-deal").textContent = m.daily
       ? `daily ${m.daily.date} · ${m.daily.ranked ? "ranked" : "replay, unranked"}${m.daily.par ? ` · par ${m.daily.par}` : ""}`
       : `deal ${m.deal}`;
     $("#race-deal").title = `deal ${m.deal}`;
     this.board.className = `board game-${m.game}`;
-    this.panel.reset();
-    const me = this.app.me;
-    this.panel.update(me.id, {
+    const me = state.me;
+    const game = renderer();
+    updateRacer(me.id, {
       name: me.name,
       me: true,
-      home: this.renderer.progress(m.view),
-      total: this.renderer.total,
+      home: game.progress(m.view),
+      total: game.total,
       moves: m.moves,
       outcome: m.outcome,
     });
-    for (const o of m.opponents) this.panel.update(o.player_id, o);
+    for (const o of m.opponents) updateRacer(o.player_id, o);
     this.render();
-  }
-
-  get running() {
-    return this.race && !this.finished;
   }
 
   moveButton({ label, detail, move, dim }) {
@@ -132,12 +141,13 @@ export class RaceScreen {
   /** Ask the server for a hint; show the move and mark where it starts and goes. */
   async askHint() {
     const button = $("#hint-btn");
-    const asked = this.moves;
+    const play = state.play;
+    const asked = play.moves;
     button.disabled = true; // the solver takes a moment: one question at a time
     const reply = await this.app.send({ type: "hint" });
     button.disabled = false;
     if (reply?.type !== "hint_result") return; // a refusal is shown by the dispatcher
-    if (this.moves !== asked) return; // a move was made meanwhile: the hint is for another position
+    if (state.play !== play || play.moves !== asked) return; // a move was made meanwhile: the hint is for another position
     if (!reply.move) {
       toast(reply.message, "info", HINT_MS);
       return;
@@ -148,7 +158,7 @@ export class RaceScreen {
 
   /** Outline the hinted move's source and target (or its button); the next render clears it. */
   markHint(move) {
-    const zones = this.renderer.zonesOf?.(move);
+    const zones = renderer()?.zonesOf?.(move);
     if (!zones) return; // a notation this renderer cannot place: the text says it all
     const mark = (selector, cls) => this.content.querySelector(selector)?.classList.add(cls);
     if (zones.button) mark(`[data-move="${zones.button}"]`, "hint-from");
@@ -157,19 +167,20 @@ export class RaceScreen {
   }
 
   onMoveResult(m) {
-    if (!this.race || !this.view) return;
+    const play = state.play;
+    if (!play.start || !play.view) return;
     try {
-      this.view = applyChanges(this.view, m.changes);
+      play.view = applyChanges(play.view, m.changes);
     } catch (error) {
       // Out of step with the server (a bug): its race_started brings the whole view back.
       console.error(error);
-      this.app.joinRace(this.race.code, true);
+      this.app.joinRace(play.start.code, true);
       return;
     }
-    this.moves = m.moves;
-    this.outcome = m.outcome;
-    if (m.outcome !== "playing") this.endedMs = m.elapsed_ms;
-    this.panel.update(this.app.me.id, {
+    play.moves = m.moves;
+    play.outcome = m.outcome;
+    if (m.outcome !== "playing") play.endedMs = m.elapsed_ms;
+    updateRacer(state.me.id, {
       home: m.progress.home,
       total: m.progress.total,
       moves: m.moves,
@@ -187,59 +198,62 @@ export class RaceScreen {
   }
 
   onProgress(m) {
-    if (!this.race) return;
-    const mine = m.player_id === this.app.me.id;
+    const play = state.play;
+    if (!play.start) return;
+    const mine = m.player_id === state.me.id;
     if (mine) {
-      this.outcome = m.outcome;
-      if (m.time_ms !== null) this.endedMs = m.time_ms;
+      play.outcome = m.outcome;
+      if (m.time_ms !== null) play.endedMs = m.time_ms;
     }
-    this.panel.update(m.player_id, { ...m, me: mine });
+    updateRacer(m.player_id, { ...m, me: mine });
     this.renderStats();
   }
 
   onRoom(race) {
-    this.panel.connections(race.players);
-    if (this.race) this.panel.render();
+    updateConnections(race.players);
+    if (state.play.start) this.panel.render();
   }
 
   onFinished(m) {
-    this.finished = m;
-    if (!this.race) {
+    if (!state.play.start) {
       // a race that ended while we were away: only its ranking is left to show
-      $("#race-game").textContent = this.app.gameName(m.game);
+      clearPlay();
+      $("#race-game").textContent = gameName(m.game);
       $("#race-deal").textContent = m.daily ? `daily ${m.daily.date}` : `deal ${m.deal}`;
       this.content.replaceChildren();
-      this.panel.reset();
     }
-    for (const r of m.ranking) this.panel.update(r.player_id, { ...r, me: r.player_id === this.app.me.id });
-    const mine = m.ranking.find((r) => r.player_id === this.app.me.id);
+    const play = state.play;
+    play.finished = m;
+    for (const r of m.ranking) updateRacer(r.player_id, { ...r, me: r.player_id === state.me.id });
+    const mine = m.ranking.find((r) => r.player_id === state.me.id);
     if (mine) {
-      this.outcome = mine.outcome;
-      this.endedMs = mine.time_ms;
+      play.outcome = mine.outcome;
+      play.endedMs = mine.time_ms;
     }
     this.renderStats();
-    renderResults($("#results"), m, this.app, m.daily ?? this.race?.daily);
+    renderResults($("#results"), m, this.app, m.daily ?? play.start?.daily);
     $("#results").hidden = false;
   }
 
   render() {
     this.gestures.clearSelection();
-    this.content.replaceChildren(this.renderer.render(this.view, this.ui));
+    this.content.replaceChildren(renderer().render(state.play.view, this.ui));
     this.renderStats();
   }
 
   renderStats() {
-    const mine = this.panel.racers.get(this.app.me.id);
+    const play = state.play;
+    const mine = myRacer();
     $("#race-home").textContent = mine ? `${mine.home}/${mine.total}` : "";
-    $("#race-moves").textContent = String(this.moves ?? 0);
-    const over = this.outcome && this.outcome !== "playing";
-    $("#resign-btn").hidden = over || !!this.finished;
-    $("#hint-btn").hidden = !this.practice || over || !!this.finished;
-    $("#results-btn").hidden = !this.finished;
+    $("#race-moves").textContent = String(play.moves ?? 0);
+    const over = play.outcome && play.outcome !== "playing";
+    $("#resign-btn").hidden = over || !!play.finished;
+    $("#hint-btn").hidden = !play.practice || over || !!play.finished;
+    $("#results-btn").hidden = !play.finished;
     const status = $("#race-status");
-    if (over && !this.finished) {
-      const waiting = [...this.panel.racers.values()].filter((r) => r.outcome === "playing").length;
-      const what = this.outcome === "won" ? "You won!" : `Your game is over: ${OUTCOME_LABELS[this.outcome]}.`;
+    if (over && !play.finished) {
+      const waiting = [...play.racers.values()].filter((r) => r.outcome === "playing").length;
+      const what = play.outcome === "won" ? "You won!" : `Your game is over: ${OUTCOME_LABELS[play.outcome]}.`;
       status.textContent = waiting ? `${what} Waiting for ${waiting} racer${waiting > 1 ? "s" : ""}…` : what;
       status.hidden = false;
     } else status.hidden = true;
@@ -248,11 +262,13 @@ export class RaceScreen {
     this.tick();
   }
 
+  /** The race clock: my time once my game is over, the running time before. */
   tick() {
-    if (!(this.race || this.finished) || document.body.dataset.screen !== "race") return;
-    const ms = this.endedMs ?? (this.race ? Math.max(0, performance.now() - this.clockBase) : 0);
+    const play = state.play;
+    if (!(play.start || play.finished)) return;
+    const ms = clockMs();
     $("#race-timer").textContent = formatTime(ms);
-    const left = (this.race?.time_limit_s ?? Infinity) * 1000 - ms;
-    $("#race-timer").classList.toggle("low", this.endedMs === null && left < 60_000);
+    const left = (play.start?.time_limit_s ?? Infinity) * 1000 - ms;
+    $("#race-timer").classList.toggle("low", play.endedMs === null && left < 60_000);
   }
 }

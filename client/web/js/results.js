@@ -1,8 +1,11 @@
 // The end-of-race ranking, with links to the deal's leaderboard and the ways on.
-import { formatTime, h, OUTCOME_LABELS } from "./util.js";
+import { formatTime, OUTCOME_LABELS } from "./format.js";
+import { gameName, state } from "./state.js";
+import { h } from "./util.js";
 
+/** The ranking of a race_finished message; app: the actions of its buttons (main.js). */
 export function renderResults(el, m, app, daily) {
-  const me = app.me.id;
+  const me = state.me.id;
   const mine = m.ranking.find((r) => r.player_id === me);
   const solo = m.ranking.length === 1;
   const title = !mine
@@ -23,7 +26,7 @@ export function renderResults(el, m, app, daily) {
       h("td", { class: "rank" }, h("span", { class: `medal place-${r.rank}` }, String(r.rank))),
       h("td", { class: "name" }, r.name),
       h("td", { class: `outcome outcome-${r.outcome}` }, OUTCOME_LABELS[r.outcome]),
-      h("td", { class: "time" }, r.time_ms === null ? "—" : formatTime(r.time_ms)),
+      h("td", { class: "time" }, formatTime(r.time_ms)),
       h("td", { class: "num" }, `${r.home}/${r.total}`),
       h("td", { class: "num" }, String(r.moves)),
     ),
@@ -35,7 +38,7 @@ export function renderResults(el, m, app, daily) {
       "div",
       { class: "results-card" },
       h("h2", {}, title),
-      h("p", { class: "sub" }, `${app.gameName(m.game)} · ${daily ? `daily ${daily.date}` : `deal ${m.deal}`}`),
+      h("p", { class: "sub" }, `${gameName(m.game)} · ${daily ? `daily ${daily.date}` : `deal ${m.deal}`}`),
       h(
         "table",
         { class: "ranking" },

@@ -1,7 +1,9 @@
 // The race room before the start: join code and link to share, who is in, ready / start,
-// and the countdown.
-import { toast } from "./ui.js";
-import { $, h, spacedCode } from "./util.js";
+// and the countdown (its timer stops when the room is left).
+import { spacedCode } from "./format.js";
+import { gameName, state } from "./state.js";
+import { onScreen, toast } from "./ui.js";
+import { $, h } from "./util.js";
 
 async function copy(text, what) {
   try {
@@ -13,25 +15,28 @@ async function copy(text, what) {
 }
 
 export function initRoom(app) {
-  $("#copy-code").onclick = () => copy(app.race.code, "Code");
-  $("#copy-link").onclick = () => copy(app.race.link, "Link");
+  $("#copy-code").onclick = () => copy(state.race.code, "Code");
+  $("#copy-link").onclick = () => copy(state.race.link, "Link");
   $("#room-link").onfocus = (e) => e.target.select();
   if (navigator.share) {
     const share = $("#share-link");
     share.hidden = false;
-    share.onclick = () => navigator.share({ title: "Solitaire Race", text: `Race me at ${app.gameName(app.race.game)}!`, url: app.race.link }).catch(() => {});
+    share.onclick = () => navigator.share({ title: "Solitaire Race", text: `Race me at ${gameName(state.race.game)}!`, url: state.race.link }).catch(() => {});
   }
   $("#ready-btn").onclick = () => {
-    const me = app.race.players.find((p) => p.id === app.me.id);
+    const me = state.race.players.find((p) => p.id === state.me.id);
     app.send({ type: "ready", ready: !me?.ready });
   };
   $("#start-btn").onclick = () => app.send({ type: "start_race" });
   $("#leave-btn").onclick = () => app.backToLobby();
+  onScreen("room", { leave: hideCountdown });
 }
 
-export function renderRoom(app, race) {
-  const me = app.me.id;
-  $("#room-game").textContent = app.gameName(race.game);
+/** The room as the latest room message says (state.race). */
+export function renderRoom() {
+  const race = state.race;
+  const me = state.me.id;
+  $("#room-game").textContent = gameName(race.game);
   $("#room-deal").textContent = `deal ${race.deal} · ${race.private ? "private" : "public"} · ${Math.round(race.time_limit_s / 60)} min`;
   $("#room-code").textContent = spacedCode(race.code);
   $("#room-code").dataset.code = race.code;

@@ -1,5 +1,5 @@
 // Page-wide feedback: the toast (short messages such as a refused move's reason), the
-// connection banner, and switching between screens.
+// connection banner, and switching between screens (each screen's enter and leave hooks).
 import { $ } from "./util.js";
 
 let toastTimer = null;
@@ -29,8 +29,27 @@ export function banner(text, action = null) {
 
 export const SCREENS = ["loading", "signin", "lobby", "room", "race"];
 
+const screenHooks = new Map(); // screen → [{enter, leave}]
+
+/**
+ * Run enter() each time a screen is shown and leave() each time it is left: a screen starts
+ * its repeating timers in enter and clears them in leave, so none runs behind another screen.
+ */
+export function onScreen(name, { enter = null, leave = null }) {
+  if (!screenHooks.has(name)) screenHooks.set(name, []);
+  screenHooks.get(name).push({ enter, leave });
+}
+
+export const currentScreen = () => document.body.dataset.screen;
+
 export function showScreen(name) {
-  if (document.body.dataset.screen !== name) $("#toast").className = "toast"; // old news
+  const was = currentScreen();
+  const changed = was !== name;
+  if (changed) {
+    $("#toast").className = "toast"; // old news
+    for (const hook of screenHooks.get(was) ?? []) hook.leave?.();
+  }
   for (const screen of SCREENS) $(`#screen-${screen}`).hidden = screen !== name;
   document.body.dataset.screen = name;
+  if (changed) for (const hook of screenHooks.get(name) ?? []) hook.enter?.();
 }

@@ -1,4 +1,5 @@
-// Small DOM and formatting helpers shared by every module.
+// Small DOM helpers shared by every module (and the leaderboard page). Formatting is in
+// format.js.
 
 /** Create an element: h("div", {class: "x", dataset: {a: 1}, onclick: fn}, child, "text"). */
 export function h(tag, attrs = {}, ...children) {
@@ -25,27 +26,3 @@ function append(el, children) {
 }
 
 export const $ = (selector, root = document) => root.querySelector(selector);
-
-/** Milliseconds as m:ss.t (or h:mm:ss for long races). */
-export function formatTime(ms) {
-  if (ms === null || ms === undefined) return "";
-  const tenths = Math.floor(ms / 100) % 10;
-  const seconds = Math.floor(ms / 1000);
-  const s = String(seconds % 60).padStart(2, "0");
-  const m = Math.floor(seconds / 60);
-  if (m >= 60) return `${Math.floor(m / 60)}:${String(m % 60).padStart(2, "0")}:${s}`;
-  return `${m}:${s}.${tenths}`;
-}
-
-/** "KXPMRT" as "KXP MRT": easier to read aloud. */
-export const spacedCode = (code) => `${code.slice(0, 3)} ${code.slice(3)}`;
-
-export const OUTCOME_LABELS = {
-  playing: "playing",
-  won: "won",
-  stuck: "stuck",
-  resigned: "resigned",
-  timeout: "out of time",
-  left: "left",
-  interrupted: "interrupted",
-};
