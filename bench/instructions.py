@@ -108,7 +108,7 @@ async def play(rooms: int, lines: list[tuple[int, list[str]]], db_dir: str, stuc
     gateway = app.gateway
     if not stuck_checks:
         # A measuring device, not a server setting: no stuck check is queued, so none runs.
-        app.races.effects.check = lambda *check: None  # type: ignore[method-assign]
+        app.races.interpreter.check = lambda *check: None  # type: ignore[method-assign]
     try:
         racers: list[tuple[Any, RacingPeer]] = []
         for r in range(rooms):

@@ -336,11 +336,12 @@ def test_restore_refuses_a_log_that_does_not_replay() -> None:
 
 
 def test_every_room_error_code_is_a_protocol_error_code() -> None:
-    """The service turns RoomError.code into an ErrorCode: an unknown one would be a bug."""
+    """The gateway turns RoomError.code into an ErrorCode: an unknown one would be a bug."""
     import inspect
     import re
 
-    from solitaire_race import protocol, room
+    from solitaire_race import protocol
+    from solitaire_race.room import room
 
     codes = set(re.findall(r'RoomError\(\s*"([a-z_]+)"', inspect.getsource(room)))
     assert codes and codes <= {c.value for c in protocol.ErrorCode}

@@ -5,7 +5,7 @@ move, resign, a daily attempt, a practice hint), each for a player id: it knows 
 never connections. Messages reach players through the ``Delivery`` it is given, and only
 those who sit in the room they come from (``seated``): a player sits in the room their
 current connection created or joined, until they leave it, move on to another race, or
-their connection goes. Effects are carried out by ``effects.Effects``; a restart brings
+their connection goes. Effects are carried out by ``interpreter.Interpreter``; a restart brings
 races back through ``recovery.py``.
 """
 
@@ -23,7 +23,7 @@ from . import protocol as p
 from . import solver
 from .config import Config
 from .daily import candidate_deals
-from .effects import Delivery, Effects
+from .interpreter import Delivery, Interpreter
 from .engine import Game
 from .observe import Metrics, event
 from .queries import Queries
@@ -62,7 +62,7 @@ class Races:
         self.seats: dict[int, Room] = {}  # player id -> the room their connection is in
         self.daily_rooms: dict[tuple[int, str, str], Room] = {}  # (player, game, date) -> attempt
         self.stopping = False  # shutdown(): connections closing now leave their rooms as they are
-        self.effects = Effects(
+        self.interpreter = Interpreter(
             store=store, delivery=delivery, metrics=metrics, clock=clock, wall_clock=wall_clock,
             seated=self.seated, forget=self.forget, progress_interval_s=config.progress_interval_s,
         )
@@ -94,19 +94,19 @@ class Races:
 
     async def _leave_finished(self, player_id: int) -> None:
         """The player moves on from a finished race (to another race): the room is
-        released once none of its racers is still in it (``Effects.run``)."""
+        released once none of its racers is still in it (``Interpreter.run``)."""
         room = self.seats.get(player_id)
         if room is not None and room.status is Status.FINISHED:
             del self.seats[player_id]
             if player_id in room.racers:
-                await self.effects.run(room, room.leave(player_id, self.clock()))
+                await self.interpreter.run(room, room.leave(player_id, self.clock()))
 
     async def disconnected(self, player_id: int) -> None:
         """The player's connection went: they leave the room they sat in (a running race
         keeps their game for the grace period)."""
         room = self.seats.pop(player_id, None)
         if room is not None and player_id in room.racers and not self.stopping:
-            await self.effects.run(room, room.leave(player_id, self.clock()))
+            await self.interpreter.run(room, room.leave(player_id, self.clock()))
 
     def reconnected(self, player_id: int) -> None:
         """A new connection took over the player's seat: replies may have gone to the old
@@ -124,7 +124,7 @@ class Races:
             del self.daily_rooms[key]
         for player_id in [pid for pid, r in self.seats.items() if r is room]:
             del self.seats[player_id]
-        self.effects.cancel(room)
+        self.interpreter.cancel(room)
 
     # --- the lobby -------------------------------------------------------------------
     def list_races(self) -> list[dict[str, Any]]:
@@ -149,7 +149,7 @@ class Races:
         record = await self._new_race_record(game.id, deal, req.private, player_id, limit)
         room = self.new_room(record, game, limit)
         self.seats[player_id] = room
-        await self.effects.run(room, room.join(player_id, player.name, self.clock()), reply=(player_id, req.id))
+        await self.interpreter.run(room, room.join(player_id, player.name, self.clock()), reply=(player_id, req.id))
 
     async def _new_race_record(
         self, game_id: str, deal: int, private: bool, player_id: int, limit: int, daily_date: str | None = None
@@ -203,7 +203,7 @@ class Races:
             raise p.ProtocolError(p.ErrorCode.ALREADY_IN_RACE, f"leave race {current.code} first")
         effects = room.join(player_id, player.name, self.clock())
         self.seats[player_id] = room
-        await self.effects.run(room, effects, reply=(player_id, req.id))
+        await self.interpreter.run(room, effects, reply=(player_id, req.id))
 
     async def _send_finished(self, player_id: int, finished: FinishedRaceRecord, request_id: Any) -> None:
         """A stored finished race, as a racer coming back to it sees it: its `room` (the
@@ -247,7 +247,7 @@ class Races:
             effects += room.resign(player_id, now)  # leaving a running race gives it up
         effects += room.leave(player_id, now)
         del self.seats[player_id]
-        await self.effects.run(room, effects)
+        await self.interpreter.run(room, effects)
         left: dict[str, Any] = {"type": "left", "code": room.code}
         if req.id is not None:
             left["id"] = req.id
@@ -255,11 +255,11 @@ class Races:
 
     async def ready(self, player: PlayerRecord, req: p.Ready) -> None:
         room = self._room(player.id)
-        await self.effects.run(room, room.set_ready(player.id, req.ready, self.clock()), reply=(player.id, req.id))
+        await self.interpreter.run(room, room.set_ready(player.id, req.ready, self.clock()), reply=(player.id, req.id))
 
     async def start_race(self, player: PlayerRecord, req: p.StartRace) -> None:
         room = self._room(player.id)
-        await self.effects.run(room, room.start(player.id, self.clock()), reply=(player.id, req.id))
+        await self.interpreter.run(room, room.start(player.id, self.clock()), reply=(player.id, req.id))
 
     # --- racing ----------------------------------------------------------------------
     def move(self, player: PlayerRecord, req: p.Move, answered: Callable[[BaseException | None], None]) -> bool:
@@ -277,29 +277,29 @@ class Races:
         reply = (player_id, req.id)
         if played.closing:  # the race ended: all of it in order, results awaited
             def ended(task: asyncio.Task[None]) -> None:
-                self.effects.observe_move(started)
+                self.interpreter.observe_move(started)
                 answered(asyncio.CancelledError() if task.cancelled() else task.exception())
 
-            asyncio.create_task(self.effects.run(room, played.effects, reply)).add_done_callback(ended)
+            asyncio.create_task(self.interpreter.run(room, played.effects, reply)).add_done_callback(ended)
             return True
 
         def answer(error: BaseException | None = None) -> None:
             if error is None:
-                self.effects.send(room, played.answer, reply)
+                self.interpreter.send(room, played.answer, reply)
                 if played.check is not None:
-                    self.effects.check(room, played.check)
-                self.effects.observe_move(started)
+                    self.interpreter.check(room, played.check)
+                self.interpreter.observe_move(started)
             answered(error)
 
         if played.log is None:  # nothing applied: nothing to make durable
             answer()
             return False
-        self.effects.log_then(room, played.log, answer)
+        self.interpreter.log_then(room, played.log, answer)
         return True
 
     async def resign(self, player: PlayerRecord, req: p.Resign) -> None:
         room = self._room(player.id)
-        await self.effects.run(room, room.resign(player.id, self.clock()), reply=(player.id, req.id))
+        await self.interpreter.run(room, room.resign(player.id, self.clock()), reply=(player.id, req.id))
 
     # --- daily challenges --------------------------------------------------------------
     async def start_daily(self, player: PlayerRecord, req: p.StartDaily) -> None:
@@ -314,7 +314,7 @@ class Races:
             if seat is not None and seat is not current:
                 raise p.ProtocolError(p.ErrorCode.ALREADY_IN_RACE, f"leave race {seat.code} first")
             self.seats[player_id] = current  # the attempt in progress: resume it, clock still running
-            await self.effects.run(current, current.join(player_id, name, self.clock()), reply=(player_id, req.id, "race_started"))
+            await self.interpreter.run(current, current.join(player_id, name, self.clock()), reply=(player_id, req.id, "race_started"))
             return
         self._free(player_id)
         challenge = await self.queries.challenge(game.id, self.queries.today())
@@ -326,7 +326,7 @@ class Races:
         self.seats[player_id] = room
         now = self.clock()
         room.join(player_id, name, now)  # a lobby of one, never stored: it starts at once
-        await self.effects.run(room, room.start_now(player_id, now), reply=(player_id, req.id, "race_started"))
+        await self.interpreter.run(room, room.start_now(player_id, now), reply=(player_id, req.id, "race_started"))
 
     async def hint(self, player: PlayerRecord, req: p.Hint) -> dict[str, Any]:
         """The next move of a winning line, for unranked practice only: the `hint_result`."""
@@ -350,13 +350,13 @@ class Races:
     # --- start and stop ----------------------------------------------------------------
     def start(self) -> None:
         """Start the background work (once the event loop runs)."""
-        self.effects.start(lambda: list(self.rooms.values()))
+        self.interpreter.start(lambda: list(self.rooms.values()))
 
     def shutdown(self) -> None:
         """Stop: every acknowledged move is already durable. Races and lobbies stay in the
         database, with their players, and resume when the server starts again."""
         self.stopping = True
-        self.effects.stop()
+        self.interpreter.stop()
 
 
 __all__ = ["CODE_ALPHABET", "Races", "RoomError", "new_join_code", "normalize_code"]

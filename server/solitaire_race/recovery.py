@@ -44,12 +44,12 @@ async def recover(races: Races) -> None:
             races.rooms.pop(race.code, None)
             await store.finish_race(race.id, wall, [])
             continue
-        races.effects.started.add(race.id)
+        races.interpreter.started.add(race.id)
         if daily is not None and race.daily_date:
             races.daily_rooms[(race.created_by, race.game, race.daily_date)] = room
         event(log, "race_resumed", race=race.id, code=race.code, game=race.game, players=list(names))
         # Closes it at once if every game had ended, or its time ran out.
-        await races.effects.run(room, closing + room.tick(now))
+        await races.interpreter.run(room, closing + room.tick(now))
 
 
 async def _recover_lobby(races: Races, race: RaceRecord, players: tuple[tuple[int, str], ...], now: float) -> None:
@@ -66,4 +66,4 @@ async def _recover_lobby(races: Races, race: RaceRecord, players: tuple[tuple[in
     room = races.new_room(race, game, race.time_limit_s)
     room.restore_lobby(players, now)
     event(log, "lobby_resumed", race=race.id, code=race.code, game=race.game, players=[pid for pid, _ in players])
-    races.effects.schedule(room)
+    races.interpreter.schedule(room)

@@ -26,13 +26,16 @@ from __future__ import annotations
 import enum
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
-from .engine import Game, IllegalMove, Move, NotationError, Outcome, ReplayError, replay
-from .engine.base import StuckSearch
-from .engine.view_changes import Change
-from .results import RacerOutcome, rank_key
+from ..engine import Game, IllegalMove, Move, NotationError, Outcome
+from ..engine.base import StuckSearch
+from ..engine.view_changes import Change
+from ..results import RacerOutcome
+from .effects import CheckStuck, Effect, LogMoves, Played, SaveEntrants, SaveResults, Send
+from . import messages
+from .racer import Racer, seen
+from .results import Result, rank, verify
 
 
 class Status(str, enum.Enum):
@@ -50,105 +53,6 @@ class RoomError(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
-
-
-# The effects are NamedTuples: immutable like frozen dataclasses, and half the cost to
-# make (a move makes two or three of them).
-class Send(NamedTuple):
-    to: tuple[int, ...]
-    message: dict[str, Any]
-
-
-@dataclass(frozen=True, slots=True)
-class Result:
-    player_id: int
-    name: str
-    rank: int
-    outcome: RacerOutcome
-    time_ms: int | None  # from the common start to the end of this racer's game
-    moves: int
-    home: int
-    total: int
-    move_log: tuple[str, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "player_id": self.player_id,
-            "name": self.name,
-            "rank": self.rank,
-            "outcome": self.outcome,
-            "time_ms": self.time_ms,
-            "moves": self.moves,
-            "home": self.home,
-            "total": self.total,
-        }
-
-
-class SaveResults(NamedTuple):
-    results: tuple[Result, ...]
-
-
-class LogMoves(NamedTuple):
-    player_id: int
-    entries: tuple[tuple[int, str, str, int], ...]  # (seq, kind, text, at_ms)
-
-
-class CheckStuck(NamedTuple):
-    player_id: int
-    moves: int  # the racer's move count at that position: later moves make the check moot
-    search: StuckSearch[Any]
-
-
-class SaveEntrants(NamedTuple):
-    player_ids: tuple[int, ...]  # everyone in the lobby, replacing what was stored
-
-
-Effect = Send | SaveResults | LogMoves | CheckStuck | SaveEntrants
-
-
-class Played(NamedTuple):
-    """What ``play`` did, by name: the one shape of the hot path."""
-
-    log: LogMoves | None  # the applied moves' entries, durable before ``answer`` is sent (None: none applied)
-    answer: Send  # the racer's `move_result`
-    check: CheckStuck | None  # a stuck search to run off the move path
-    closing: list[Effect]  # the race ended with this move: its closing effects, after the answer
-
-    @property
-    def effects(self) -> list[Effect]:
-        """All of it as effects, in the order to carry them out."""
-        return [e for e in (self.log, self.answer, self.check) if e is not None] + self.closing
-
-
-@dataclass(slots=True)
-class Racer:
-    id: int
-    name: str
-    ready: bool = False
-    connected: bool = True
-    state: Any = None
-    log: list[str] = field(default_factory=list)
-    outcome: RacerOutcome | None = None  # set when this racer's game is over
-    end_ms: int | None = None
-    gone_since: float | None = None  # disconnected mid-race at this time
-    events: int = 0  # entries in this racer's durable log (the next seq)
-    last_move_ms: int = 0  # when their last move was made (a game found stuck ends then)
-    shown: Any = None  # the state whose view their client has (None: unknown): move results send changes to it
-    unlogged: list[tuple[int, str, str, int]] = field(default_factory=list)  # entries whose write failed
-
-    def record(self, kind: str, text: str, at_ms: int, count: int = 1) -> tuple[int, str, str, int]:
-        entry = (self.events, kind, text, at_ms)
-        self.events += count
-        return entry
-
-    @property
-    def done(self) -> bool:
-        return self.outcome is not None
-
-
-def _seen(racer: Racer) -> tuple[Any, int, str | None, int | None]:
-    """What progress is made from: (state, moves, outcome, end_ms), as it is now."""
-    return racer.state, len(racer.log), racer.outcome, racer.end_ms
 
 
 MAX_MOVES_PER_MESSAGE = 64
@@ -343,30 +247,15 @@ class Room:
             racer.state = racer.shown = first  # states are immutable: sharing the first one is safe
         # Every racer has its game before any message is built: each lists the others.
         effects: list[Effect] = [self._room_message()]
-        effects += [Send((r.id,), self._started_message(r, view, now)) for r in self.racers.values()]
+        effects += [Send((r.id,), messages.started(self, r, view, now)) for r in self.racers.values()]
         return effects
-
-    def _started_message(self, racer: Racer, view: dict[str, Any], now: float) -> dict[str, Any]:
-        return {
-            "type": "race_started",
-            "code": self.code,
-            "game": self.game.id,
-            "deal": self.deal_number,
-            "elapsed_ms": self._elapsed_ms(now),
-            "time_limit_s": self.time_limit_s,
-            "view": view,
-            "moves": len(racer.log),
-            "outcome": racer.outcome or RacerOutcome.PLAYING,
-            "opponents": [self._progress(r) for r in self.racers.values() if r.id != racer.id],
-            **({"daily": self.daily} if self.daily else {}),
-        }
 
     def _resume(self, racer: Racer, now: float) -> list[Effect]:
         if self.status is Status.RUNNING:
             racer.shown = racer.state
-            return [Send((racer.id,), self._started_message(racer, self.game.view(racer.state), now))]
+            return [Send((racer.id,), messages.started(self, racer, self.game.view(racer.state), now))]
         if self.status is Status.FINISHED:
-            return [Send((racer.id,), self._finished_message())]
+            return [Send((racer.id,), messages.finished(self))]
         return []
 
     def restore(
@@ -439,7 +328,7 @@ class Room:
         if verdict is Outcome.WON or verdict is Outcome.STUCK:
             self._end(racer, _ENDED_AS[verdict], now)
         progress = game.progress(state)
-        at_ms = self._elapsed_ms(now)
+        at_ms = self.elapsed_ms(now)
         logged = None
         changes: list[Change] = []  # none if nothing applied: the view is as the client has it
         if applied:
@@ -517,7 +406,7 @@ class Room:
             return
         for entry in effect.entries:
             if entry[1] == "move":
-                self._dirty[racer.id] = _seen(racer)
+                self._dirty[racer.id] = seen(racer)
                 return
 
     def flush_progress(self) -> list[Effect]:
@@ -525,7 +414,7 @@ class Room:
         became durable since the last flush. The caller flushes every room a few times a
         second."""
         dirty, self._dirty = self._dirty, {}
-        changed = [self._progress_fields(self.racers[pid], *seen) for pid, seen in dirty.items() if pid in self.racers]
+        changed = [messages.progress_fields(self.game, self.racers[pid], *seen) for pid, seen in dirty.items() if pid in self.racers]
         return [self._to_all({"type": "standings", "racers": changed})] if changed else []
 
     def resign(self, player_id: int, now: float) -> list[Effect]:
@@ -543,7 +432,7 @@ class Room:
         return effects
 
     def _end(self, racer: Racer, outcome: RacerOutcome, now: float) -> None:
-        self._end_at(racer, outcome, self._elapsed_ms(now))
+        self._end_at(racer, outcome, self.elapsed_ms(now))
 
     def _end_at(self, racer: Racer, outcome: RacerOutcome, at_ms: int) -> None:
         racer.outcome = outcome
@@ -554,26 +443,13 @@ class Room:
         return all(r.done for r in self.racers.values())
 
     # --- the end -------------------------------------------------------------------
-    def ranking(self) -> tuple[Result, ...]:
-        """The racers in ``results.rank_key``'s order (then by player id)."""
-        unranked = []
-        for r in self.racers.values():
-            p = self.game.progress(r.state)
-            outcome = r.outcome or RacerOutcome.TIMEOUT
-            unranked.append((rank_key(outcome, r.end_ms, len(r.log), p.total - p.home), r.id, r, outcome, p))
-        unranked.sort(key=lambda entry: entry[:2])
-        return tuple(
-            Result(r.id, r.name, rank, outcome, r.end_ms, len(r.log), p.home, p.total, tuple(r.log))
-            for rank, (_, _, r, outcome, p) in enumerate(unranked, start=1)
-        )
-
     def _close(self) -> list[Effect]:
         # Everyone's final progress before the ranking. These effects follow the last
         # LogMoves, which the caller makes durable first.
         self._dirty = {}
-        effects: list[Effect] = [self._to_all({"type": "standings", "racers": [self._progress_fields(r) for r in self.racers.values()]})]
+        effects: list[Effect] = [self._to_all({"type": "standings", "racers": [messages.progress_fields(self.game, r) for r in self.racers.values()]})]
         self.status = Status.CLOSING
-        self.results = self.ranking()
+        self.results = rank(self.game, self.racers.values())
         return [*effects, SaveResults(self.results)]
 
     def verify(self, results: Sequence[Result]) -> None:
@@ -582,64 +458,23 @@ class Room:
         first = self._deal()
         for r in results:
             try:  # through the room's parse cache: these moves were parsed in play
-                state, applied = replay(self.game, first, r.move_log, lambda text: self._parse(text)[0])
-            except ReplayError as exc:
-                raise ValueError(f"race {self.code}: player {r.player_id}'s log does not replay: {exc}") from None
-            won = self.game.is_won(state)
-            if applied != r.moves or self.game.progress(state).home != r.home or won != (r.outcome == RacerOutcome.WON):
-                raise ValueError(f"race {self.code}: player {r.player_id}'s result contradicts its log")
+                verify(self.game, first, r, lambda text: self._parse(text)[0])
+            except ValueError as exc:
+                raise ValueError(f"race {self.code}: {exc}") from None
 
     def results_saved(self) -> list[Effect]:
         """The store has committed the results: now the ranking may be announced."""
         if self.status is not Status.CLOSING:
             raise RuntimeError("results_saved() without a pending save")
         self.status = Status.FINISHED
-        return [self._room_message(), self._to_all(self._finished_message())]
+        return [self._room_message(), self._to_all(messages.finished(self))]
 
-    def _finished_message(self) -> dict[str, Any]:
-        return {
-            "type": "race_finished",
-            "code": self.code,
-            "game": self.game.id,
-            "deal": self.deal_number,
-            "ranking": [r.to_json() for r in self.results],
-            **({"daily": self.daily} if self.daily else {}),
-        }
-
-    # --- messages ------------------------------------------------------------------
-    def _progress(self, racer: Racer) -> dict[str, Any]:
-        return {"type": "progress", **self._progress_fields(racer)}
-
-    def _progress_fields(self, racer: Racer, *seen: Any) -> dict[str, Any]:
-        """The racer's progress now, or as ``seen`` by ``logged``."""
-        state, moves, outcome, end_ms = seen or _seen(racer)
-        p = self.game.progress(state) if state is not None else None
-        return {
-            "player_id": racer.id,
-            "name": racer.name,
-            "home": p.home if p else 0,
-            "total": p.total if p else 0,
-            "moves": moves,
-            "outcome": outcome or RacerOutcome.PLAYING,
-            "time_ms": end_ms,
-        }
-
+    # --- messages (built in messages.py) ---------------------------------------------
     def summary(self) -> dict[str, Any]:
-        return {
-            "code": self.code,
-            "link": self.link,
-            "game": self.game.id,
-            "deal": self.deal_number,
-            "private": self.private,
-            "status": self.status.value,
-            "creator_id": self.creator_id,
-            "time_limit_s": self.time_limit_s,
-            "max_players": self.max_players,
-            "players": [
-                {"id": r.id, "name": r.name, "ready": r.ready, "connected": r.connected}
-                for r in self.racers.values()
-            ],
-        }
+        return messages.summary(self)
+
+    def _progress(self, racer: Racer) -> dict[str, Any]:
+        return {"type": "progress", **messages.progress_fields(self.game, racer)}
 
     def _room_message(self) -> Send:
         return self._to_all({"type": "room", "race": self.summary()})
@@ -657,7 +492,8 @@ class Room:
         if self.status is not status:
             raise RoomError("race_started", f"cannot {action}: race {self.code} is {self.status.value}")
 
-    def _elapsed_ms(self, now: float) -> int:
+    def elapsed_ms(self, now: float) -> int:
+        """Race time at ``now``, in milliseconds from the common start."""
         return max(0, round((now - self.start_at) * 1000)) if self.start_at is not None else 0
 
     @property

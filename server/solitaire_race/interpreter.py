@@ -1,6 +1,6 @@
 """The one interpreter of a room's effects, and the room's background work.
 
-``Room`` (sans-I/O) returns effects; ``Effects.run`` carries them out in order: messages to
+``Room`` (sans-I/O) returns effects; ``Interpreter.run`` carries them out in order: messages to
 the players in the room (through the ``Delivery``), move-log appends and results to the
 store before anything that acknowledges them, who is in a lobby, stuck searches. It also
 keeps each room's timer aimed at its next deadline, runs the stuck searches in slices and
@@ -36,7 +36,7 @@ class Delivery(Protocol):
         """Send to the player's current connection, if any (a str is already JSON)."""
 
 
-class Effects:
+class Interpreter:
     def __init__(
         self, *, store: Store, delivery: Delivery, metrics: Metrics, clock: Callable[[], float],
         wall_clock: Callable[[], datetime], seated: Callable[[Room, int], bool], forget: Callable[[Room], None],

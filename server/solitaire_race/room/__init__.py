@@ -1,0 +1,23 @@
+"""One race room as a sans-I/O state machine (``room.py``), the effects it returns
+(``effects.py``), its racers (``racer.py``) and its results (``results.py``)."""
+
+from .effects import CheckStuck, Effect, LogMoves, Played, SaveEntrants, SaveResults, Send
+from .racer import Racer
+from .results import Result
+from .room import MAX_MOVES_PER_MESSAGE, Room, RoomError, Status
+
+__all__ = [
+    "MAX_MOVES_PER_MESSAGE",
+    "CheckStuck",
+    "Effect",
+    "LogMoves",
+    "Played",
+    "Racer",
+    "Result",
+    "Room",
+    "RoomError",
+    "SaveEntrants",
+    "SaveResults",
+    "Send",
+    "Status",
+]
