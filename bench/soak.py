@@ -10,9 +10,10 @@ with "race again": the creator creates the next race and the others join it, wit
 ``leave_race``. Every ``--every`` seconds it prints the server's resident memory, its open
 file descriptors, the rooms it holds in memory (``/metrics``) and the races finished so
 far; at the end, the RSS slope (least squares over the samples after the first, which
-includes start-up) in MiB per minute, then everyone disconnects and it prints the rooms
-still held a moment later (none should be: a finished room is released once nobody looks
-at its result).
+includes start-up, and over the second half alone, once the server's bounded caches
+have filled: verdicts of stuck checks, SQLite's page cache) in MiB per minute, then
+everyone disconnects and it prints the rooms still held a moment later (none should be:
+a finished room is released once nobody looks at its result).
 
 Loopback only; every loop is bounded by the run's deadline (and each game by ``--moves``,
 after which the racer resigns: about as long as people's games).
@@ -86,6 +87,7 @@ class Counts:
 
 async def play_game(racer: Racer, rng: random.Random, interval: float, deadline: float, counts: Counts, cap: int) -> None:
     started = await racer.wait(lambda r: r.type == "race_started")
+    racer.early.clear()  # anything left over from the race before
     player = Player(started.view, rng)
     for _ in range(cap):
         await asyncio.sleep(interval * rng.uniform(0.5, 1.5))
@@ -155,13 +157,16 @@ async def soak(
     await asyncio.sleep(2.0)  # the server handles the disconnects
     left = await asyncio.to_thread(rooms_in_memory, http)
     later = [(s["t"], s["rss_mib"]) for s in samples[1:]]
+    second_half = [(s["t"], s["rss_mib"]) for s in samples if s["t"] >= minutes * 30]
     result = {
         "racers": racers, "room": room, "minutes": minutes, "speed": speed, "samples": samples,
         "rss_slope_mib_per_min": slope_per_minute(later),
+        "rss_slope_second_half_mib_per_min": slope_per_minute(second_half),
         "rooms_slope_per_min": slope_per_minute([(s["t"], s["rooms"]) for s in samples[1:]]),
         "rooms_after_disconnect": left, "races": counts.races, "moves": counts.moves, "errors": counts.errors[:20],
     }
-    print(f"RSS slope after the first sample: {result['rss_slope_mib_per_min']:+.3f} MiB/min; "
+    print(f"RSS slope after the first sample: {result['rss_slope_mib_per_min']:+.3f} MiB/min, "
+          f"over the second half: {result['rss_slope_second_half_mib_per_min']:+.3f} MiB/min; "
           f"rooms held: slope {result['rooms_slope_per_min']:+.2f}/min, {left} once everyone left; "
           f"{counts.races:,} races, {counts.moves:,} moves, {len(counts.errors)} errors", flush=True)
     return result
