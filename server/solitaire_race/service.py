@@ -36,6 +36,7 @@ from .store import (
     RaceRecord,
     RaceStateError,
     ResultRecord,
+    StorageUnavailable,
     Store,
     hash_token,
 )
@@ -278,6 +279,13 @@ class RaceService:
             self._send_error(session, exc.code, exc.message, exc.request_id if request_id is None else request_id)
         elif isinstance(exc, RoomError):
             self._send_error(session, exc.code, exc.message, request_id)
+        elif isinstance(exc, StorageUnavailable):
+            # Not a bug (a full disk, an I/O error, a lock held elsewhere): one line, no
+            # traceback; the client may retry, and the store does by itself (operations.md).
+            event(log, "storage_unavailable", logging.WARNING, conn=session.id, reason=exc.reason)
+            self._send_error(
+                session, p.ErrorCode.STORAGE_UNAVAILABLE, "the server cannot save right now (storage unavailable): try again shortly", request_id
+            )
         else:
             log.error("internal error serving a request", exc_info=exc,
                       extra={"fields": {"event": "internal_error", "conn": session.id}})

@@ -20,15 +20,15 @@ from .records import (
     RaceStatus,
     ResultRecord,
 )
-from .store import (
+from .errors import (
     CodeTaken,
     ConstraintViolation,
     NotFound,
     RaceStateError,
-    Store,
+    StorageUnavailable,
     StoreError,
-    hash_token,
 )
+from .store import Store, hash_token
 
 __all__ = [
     "BOARDS",
@@ -49,6 +49,7 @@ __all__ = [
     "RaceStateError",
     "RaceStatus",
     "ResultRecord",
+    "StorageUnavailable",
     "Store",
     "StoreError",
     "hash_token",

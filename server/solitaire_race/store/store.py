@@ -29,6 +29,15 @@ from sqlalchemy.pool import ConnectionPoolEntry, NullPool
 
 from .migrate import upgrade_to_head
 from . import boards
+from .errors import (  # re-exported: callers import them from the store
+    CodeTaken,
+    ConstraintViolation,
+    NotFound,
+    RaceStateError,
+    StoreError,
+    store_error,
+    translating,
+)
 from .writer import Writer, resolve
 from .models import DailyAttempt, DailyChallenge, MoveLog, Player, PlayerStats, Race, RaceEntry, Result, Setting
 from .records import (
@@ -53,26 +62,6 @@ DEAL_SECRET_SETTING = "deal_secret"
 DEAL_SECRET_BYTES = 32
 
 _TOKEN_HASH = re.compile(r"[0-9a-f]{64}")
-
-
-class StoreError(Exception):
-    """Base class of every error the store raises on purpose."""
-
-
-class ConstraintViolation(StoreError):
-    """A write broke a unique, foreign-key or check constraint; nothing was written."""
-
-
-class CodeTaken(ConstraintViolation):
-    """``create_race``: another race already has this join code; pick another."""
-
-
-class NotFound(StoreError, LookupError):
-    """The player or race named by id does not exist."""
-
-
-class RaceStateError(StoreError):
-    """The race exists but is not in the state this operation needs."""
 
 
 def hash_token(token: str) -> str:
@@ -299,8 +288,9 @@ class Store:
 
     def __init__(self, engine: AsyncEngine, writer_engine: Engine) -> None:
         self._engine = engine
-        # expire_on_commit=False: rows are turned into records after commit.
-        self._sessions = async_sessionmaker(engine, expire_on_commit=False)
+        # expire_on_commit=False: rows are turned into records after commit. Reads see
+        # storage faults as StorageUnavailable, like writes.
+        self._sessions = translating(async_sessionmaker(engine, expire_on_commit=False))
         self._writer = Writer(
             writer_engine, MoveLog.__table__, MOVE_LOG_COLUMNS, self._observe_commit, BUSY_TIMEOUT_MS  # type: ignore[arg-type]
         )
@@ -310,8 +300,8 @@ class Store:
         """Run a write job through the writer; callers see store errors only."""
         try:
             return await self._writer.run(job)
-        except SQLAlchemyError as error:  # e.g. "database is locked" past busy_timeout
-            raise StoreError(f"database write failed: {error}") from error
+        except SQLAlchemyError as error:  # e.g. a full disk, or "database is locked" past busy_timeout
+            raise store_error(error, "database write failed") from error
 
     def _observe_commit(self, rows: int, seconds: float, on_loop: bool) -> None:
         if self.commit_observer is not None:
@@ -480,13 +470,8 @@ class Store:
 
         def settled(error: BaseException | None, _: Any) -> None:
             if isinstance(error, SQLAlchemyError):
-                cause, error = error, (
-                    # an unknown race or player, a bad kind: the whole batch failed
-                    ConstraintViolation(f"cannot log moves of race {race_id}: {error.orig}")
-                    if isinstance(error, IntegrityError)
-                    else StoreError(f"cannot log moves of race {race_id}: {error}")
-                )
-                error.__cause__ = cause
+                # an unknown race or player, a bad kind, a full disk: the whole batch failed
+                error = store_error(error, f"cannot log moves of race {race_id}")
             done(error)
 
         self._writer.append_moves(rows, settled)
