@@ -25,10 +25,13 @@ from typing import Any
 import pytest
 
 from solitaire_race.app import App
+from solitaire_race.store import StorageUnavailable, Store
 from solitaire_race.store import store as store_module
 
 from .conftest import Client, make_config
 from .test_crash import GAME, DEAL, LINE, Server, connect
+from .test_store import new_player, new_race, T0, url_for
+from .test_writer import logged
 
 VOLUME_BYTES = 8 * 1024 * 1024  # room for the database and its WAL, filled up by the tests
 
@@ -219,3 +222,29 @@ async def test_a_write_lock_held_past_the_busy_timeout_is_storage_unavailable(
     service = [r for r in caplog.records if r.name == "solitaire_race.service"]
     assert [(r.levelname, r.getMessage()) for r in service] == [("WARNING", "storage_unavailable")]
     assert service[0].exc_info is None and "SQLITE_BUSY" in service[0].fields["reason"]  # type: ignore[attr-defined]
+
+
+async def test_after_a_full_disk_the_first_commit_gives_the_wal_space_back(small_volume: Path) -> None:
+    """The WAL is the one file that grows between checkpoints; once a write failed for want
+    of space, the first write that commits again starts a TRUNCATE checkpoint, which
+    empties it, instead of letting it grow on into the space just freed."""
+    db = small_volume / "race.sqlite3"
+    store = await Store.open(url_for(db))
+    try:
+        ann = await new_player(store, "ann")
+        race_id = await new_race(store, created_by=ann)
+        await store.mark_race_started(race_id, T0, [ann])
+        for seq in range(100):
+            await store.log_moves(race_id, ann, [(seq, "move", "1h", seq)])
+        filler = fill(small_volume)
+        with pytest.raises(StorageUnavailable, match="SQLITE_FULL"):
+            await store.log_moves(race_id, ann, [(100, "move", "1h", 100)])
+        filler.unlink()
+        grown = Path(f"{db}-wal").stat().st_size
+        await store.log_moves(race_id, ann, [(100, "move", "1h", 100)])
+        await store._writer.drain()  # the checkpoint that commit started
+        assert store._writer.checkpoints == 1
+        assert grown > 100 * 4096 and Path(f"{db}-wal").stat().st_size == 0
+        assert logged(db, race_id, ann) == list(range(101))
+    finally:
+        await store.close()

@@ -173,3 +173,33 @@ async def test_checkpoints_let_the_wal_start_over(tmp_path: Path, monkeypatch: p
         assert logged(tmp_path / "race.sqlite3", race_id, ann) == list(range(300))
     finally:
         await store.close()
+
+
+async def test_a_wal_grown_behind_a_reader_is_emptied_once_it_is_done(tmp_path: Path) -> None:
+    """A reader that keeps its snapshot stops every checkpoint from letting the WAL start
+    over, so it grows past the bound. Once the reader is done, a checkpoint within
+    ``CHECKPOINT_RETRY_AFTER`` or ``WAL_CHECK_EVERY`` commits empties it (TRUNCATE), rather
+    than the WAL keeping its size for good."""
+    store, race_id, ann, _ = await racing_store(tmp_path)
+    wal = tmp_path / "race.sqlite3-wal"
+    reader = sqlite3.connect(tmp_path / "race.sqlite3", isolation_level=None)
+    try:
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM move_log").fetchone()  # its snapshot: older pages stay
+        seq = 0
+        while wal.stat().st_size <= 2 * writer.WAL_LIMIT_BYTES:
+            await store.log_moves(race_id, ann, [(seq, "move", "1h", seq)])
+            seq += 1
+        assert store._writer.checkpoints == 0  # the reader kept every one from finishing
+        reader.execute("COMMIT")
+        # The one in flight, if any, may now finish; else one of these commits starts one.
+        for _ in range(writer.CHECKPOINT_RETRY_AFTER + writer.WAL_CHECK_EVERY):
+            await store.log_moves(race_id, ann, [(seq, "move", "1h", seq)])
+            seq += 1
+        await store._writer.drain()  # wait for it
+        assert store._writer.checkpoints >= 1
+        assert wal.stat().st_size <= writer.WAL_LIMIT_BYTES
+        assert logged(tmp_path / "race.sqlite3", race_id, ann) == list(range(seq))
+    finally:
+        reader.close()
+        await store.close()
