@@ -23,6 +23,7 @@ from .records import (
 from .errors import (
     CodeTaken,
     ConstraintViolation,
+    DatabaseUnusable,
     NotFound,
     RaceStateError,
     StorageUnavailable,
@@ -42,6 +43,7 @@ __all__ = [
     "RACE_STATUSES",
     "CodeTaken",
     "ConstraintViolation",
+    "DatabaseUnusable",
     "NotFound",
     "Outcome",
     "PlayerRecord",

@@ -51,6 +51,11 @@ class StorageUnavailable(StoreError):
         self.reason = reason
 
 
+class DatabaseUnusable(StoreError):
+    """The database file cannot be served (damaged, empty, or another server's): the
+    message names the file, what is wrong and what to do, for the operator."""
+
+
 # SQLite's primary result codes (the low byte of an extended code) that come from the
 # storage, not from the statement: https://www.sqlite.org/rescode.html
 _STORAGE_CODES = {

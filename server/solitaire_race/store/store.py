@@ -38,6 +38,7 @@ from .errors import (  # re-exported: callers import them from the store
     store_error,
     translating,
 )
+from .integrity import check_database_file
 from .writer import Writer, resolve
 from .models import DailyAttempt, DailyChallenge, MoveLog, Player, PlayerStats, Race, RaceEntry, Result, Setting
 from .records import (
@@ -308,9 +309,16 @@ class Store:
             self.commit_observer(rows, seconds, on_loop)
 
     @classmethod
-    async def open(cls, url: str) -> Self:
-        """Connect, create a SQLite file's directory if needed, and upgrade to head."""
+    async def open(cls, url: str, *, serve: bool = False) -> Self:
+        """Connect, create a SQLite file's directory if needed, and upgrade to head.
+
+        Refuses an empty file (``DatabaseUnusable``): opening it would silently make it a
+        new database. ``serve``: for the server, which checks the whole file
+        (``integrity.py``) before anything writes to it."""
         ensure_sqlite_directory(url)
+        path = _sqlite_file(make_url(url))
+        if path is not None:
+            check_database_file(path, thorough=serve)
         writer_engine = make_writer_engine(url)
         engine = make_engine(url)
         try:
