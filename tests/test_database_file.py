@@ -1,9 +1,12 @@
 """The database file ``serve`` starts on, with real ``serve`` processes on real files: a
 damaged, truncated, foreign or empty file stops the start with one short message (exit
-code 2, no traceback) naming the file, what is wrong and how to restore a backup."""
+code 2, no traceback) naming the file, what is wrong and how to restore a backup; a file
+another server is serving is refused the same way, and the lock goes with that server,
+however it ends; the commands that only read keep working beside a running server."""
 
 from __future__ import annotations
 
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -89,6 +92,34 @@ def test_an_empty_file_is_not_silently_made_a_new_database(tmp_path: Path) -> No
     server = Server(db)
     server.start()  # it serves: the URL is printed
     server.stop()
+
+
+async def test_one_server_per_database_file(tmp_path: Path) -> None:
+    """A second ``serve`` on the file refuses to start (its recovery would take over the
+    first one's races); the reading commands work beside the server; once the first is
+    killed (SIGKILL: no clean-up of its own), a new server starts on the file."""
+    db = tmp_path / "race.sqlite3"
+    first = Server(db)
+    first.start()
+    assert first.proc is not None
+    try:
+        second = serve(db)
+        assert_refused(second, db, "in use by another solitaire-race server", f"process {first.proc.pid}", "one SQLite file serves one")
+        assert (tmp_path / "race.sqlite3-server.lock").is_file()  # beside the database
+        # Beside the running server: the commands that read.
+        backup = command("backup", str(tmp_path / "copy.sqlite3"), "--db", f"sqlite+aiosqlite:///{db}")
+        assert backup.returncode == 0, backup.stderr
+        board = command("leaderboard", "cruel", "--db", f"sqlite+aiosqlite:///{db}")
+        assert board.returncode == 0 and "Cruel: fastest wins" in board.stdout, board.stderr
+        hint = command("hint", "persian-patience", "1", "--db", f"sqlite+aiosqlite:///{db}", "--nodes", "1000")
+        assert hint.returncode in (0, 1) and "Traceback" not in hint.stderr, hint.stderr
+        first.proc.send_signal(signal.SIGKILL)
+        first.proc.wait(timeout=10)
+        again = Server(db)  # the kernel released the lock with the process
+        again.start()  # it serves: the URL is printed
+        again.stop()
+    finally:
+        first.stop()
 
 
 def test_a_missing_file_is_a_new_database(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from .records import (
 from .errors import (
     CodeTaken,
     ConstraintViolation,
+    DatabaseInUse,
     DatabaseUnusable,
     NotFound,
     RaceStateError,
@@ -43,6 +44,7 @@ __all__ = [
     "RACE_STATUSES",
     "CodeTaken",
     "ConstraintViolation",
+    "DatabaseInUse",
     "DatabaseUnusable",
     "NotFound",
     "Outcome",

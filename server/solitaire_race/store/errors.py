@@ -56,6 +56,10 @@ class DatabaseUnusable(StoreError):
     message names the file, what is wrong and what to do, for the operator."""
 
 
+class DatabaseInUse(DatabaseUnusable):
+    """Another ``serve`` process holds the database file's lock."""
+
+
 # SQLite's primary result codes (the low byte of an extended code) that come from the
 # storage, not from the statement: https://www.sqlite.org/rescode.html
 _STORAGE_CODES = {

@@ -39,6 +39,7 @@ from .errors import (  # re-exported: callers import them from the store
     translating,
 )
 from .integrity import check_database_file
+from .lock import ServerLock
 from .writer import Writer, resolve
 from .models import DailyAttempt, DailyChallenge, MoveLog, Player, PlayerStats, Race, RaceEntry, Result, Setting
 from .records import (
@@ -287,7 +288,7 @@ class Store:
     reading.
     """
 
-    def __init__(self, engine: AsyncEngine, writer_engine: Engine) -> None:
+    def __init__(self, engine: AsyncEngine, writer_engine: Engine, lock: ServerLock | None = None) -> None:
         self._engine = engine
         # expire_on_commit=False: rows are turned into records after commit. Reads see
         # storage faults as StorageUnavailable, like writes.
@@ -295,6 +296,7 @@ class Store:
         self._writer = Writer(
             writer_engine, MoveLog.__table__, MOVE_LOG_COLUMNS, self._observe_commit, BUSY_TIMEOUT_MS  # type: ignore[arg-type]
         )
+        self._lock = lock  # held while this store serves the file (open(serve=True))
         self.commit_observer: Any = None  # called with (rows, seconds, on_loop) after each move-log commit
 
     async def _write(self, job: Callable[[Session], T]) -> T:
@@ -313,25 +315,36 @@ class Store:
         """Connect, create a SQLite file's directory if needed, and upgrade to head.
 
         Refuses an empty file (``DatabaseUnusable``): opening it would silently make it a
-        new database. ``serve``: for the server, which checks the whole file
-        (``integrity.py``) before anything writes to it."""
+        new database. ``serve``: for the server, which must be the file's only one: it takes
+        the file's lock first (``lock.py``; ``DatabaseInUse`` while another server holds
+        it), and checks the whole file (``integrity.py``) before anything writes to it."""
         ensure_sqlite_directory(url)
         path = _sqlite_file(make_url(url))
-        if path is not None:
-            check_database_file(path, thorough=serve)
-        writer_engine = make_writer_engine(url)
-        engine = make_engine(url)
+        lock = ServerLock.acquire(path) if serve and path is not None else None
         try:
-            await upgrade_to_head(engine)
+            if path is not None:
+                check_database_file(path, thorough=serve)
+            writer_engine = make_writer_engine(url)
+            engine = make_engine(url)
+            try:
+                await upgrade_to_head(engine)
+            except BaseException:
+                await engine.dispose()
+                writer_engine.dispose()
+                raise
         except BaseException:
-            await engine.dispose()
-            writer_engine.dispose()
+            if lock is not None:
+                lock.release()
             raise
-        return cls(engine, writer_engine)
+        return cls(engine, writer_engine, lock)
 
     async def close(self) -> None:
-        await self._writer.close()
-        await self._engine.dispose()
+        try:
+            await self._writer.close()
+            await self._engine.dispose()
+        finally:
+            if self._lock is not None:  # after the last write: the next server may start
+                self._lock.release()
 
     async def __aenter__(self) -> Self:
         return self
