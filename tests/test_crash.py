@@ -25,27 +25,37 @@ DEAL, LINE = winnable_deal(GAME, TEST_SECRET.encode())
 
 
 class Server:
-    """``solitaire-race serve`` in its own process, on a free port and a given database."""
+    """``solitaire-race serve`` in its own process, on a free port and a given database;
+    ``options`` are more of serve's options."""
 
-    def __init__(self, db: Path) -> None:
+    def __init__(self, db: Path, *options: str) -> None:
         self.db = db
+        self.options = options
         self.proc: subprocess.Popen[str] | None = None
         self.url = ""
+        self.output: list[str] = []  # what it printed (standard output and error) until the URL
 
     def start(self) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "solitaire_race.cli", "serve", "--port", "0", "--secret", TEST_SECRET,
-             "--db", f"sqlite+aiosqlite:///{self.db}", "--daily-solver-nodes", "0"],
+             "--db", f"sqlite+aiosqlite:///{self.db}", "--daily-solver-nodes", "0", *self.options],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
+        self.output = []
         for _ in range(100):  # bounded: a few log lines come before the URL
             line = self.proc.stdout.readline()  # type: ignore[union-attr]
+            self.output.append(line)
             if match := re.search(r"websocket (ws://[^\s,]+)", line):
                 self.url = match.group(1)
                 return
             if not line:
                 break
-        raise AssertionError("the server did not start")
+        raise AssertionError("the server did not start:\n" + "".join(self.output))
+
+    def rest_of_output(self) -> str:
+        """Everything it printed after the URL, once it has exited."""
+        assert self.proc is not None and self.proc.poll() is not None
+        return self.proc.stdout.read()  # type: ignore[union-attr]
 
     def kill(self) -> None:
         assert self.proc is not None

@@ -2,19 +2,20 @@
 real migrations. Names with control or invisible characters are refused (``bad_name``)
 and never reach another player; a name is kept in one form; names that look alike are one
 name, decided by the database's unique key even when two players ask at once (and even
-from two servers on one database); players stored before the rules still sign in."""
+from two writers on one database); players stored before the rules still sign in."""
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from alembic import command
 
 from solitaire_race.app import App
-from solitaire_race.store import hash_token
+from solitaire_race.store import Store, hash_token
 from solitaire_race.store.migrate import alembic_config
 
 from .conftest import Client, make_config
@@ -86,24 +87,25 @@ async def test_two_players_racing_for_look_alike_names_get_one_of_them(app: App,
     assert len(players(app)) == len(pairs)
 
 
-async def test_two_servers_on_one_database_give_a_name_once(tmp_path: Path) -> None:
-    """Two server processes sharing the SQLite file (as `serve` allows): neither can check
-    the other's memory, only the database's unique key stops the second look-alike."""
-    one = await App.start(make_config(tmp_path))
-    two = await App.start(make_config(tmp_path))
-    made: list[Client] = []
+async def test_two_writers_on_one_database_give_a_name_once(tmp_path: Path) -> None:
+    """Two stores writing one database file at once (one SQLite file serves one server, but
+    the database's word must not depend on that): neither can check the other's memory,
+    only the unique name key stops the second look-alike."""
+    url = f"sqlite+aiosqlite:///{tmp_path / 'race.sqlite3'}"
+    one, two = await Store.open(url), await Store.open(url)
+    now = datetime.now(timezone.utc)
     try:
-        for name, lookalike in [("ann", "\u0430nn"), ("bob", "B0B"), ("carol", "CAROL")]:
-            first, second = await Client.connect(one), await Client.connect(two)
-            made += [first, second]
-            replies = await asyncio.gather(first.hello(name), second.hello(lookalike))
-            assert sorted(r["type"] for r in replies) == ["error", "welcome"], replies
-        assert len(players(one)) == 3
+        for i, (name, lookalike) in enumerate([("ann", "\u0430nn"), ("bob", "B0B"), ("carol", "CAROL")]):
+            made = await asyncio.gather(
+                one.create_player(name, hash_token(f"a{i}"), now), two.create_player(lookalike, hash_token(f"b{i}"), now),
+                return_exceptions=True,
+            )
+            assert sorted(type(m).__name__ for m in made) == ["NameTaken", "PlayerRecord"], made
+        with sqlite3.connect(tmp_path / "race.sqlite3") as db:
+            assert db.execute("SELECT count(*) FROM players").fetchone() == (3,)
     finally:
-        for client in made:
-            await client.close()
-        await two.stop()
-        await one.stop()
+        await one.close()
+        await two.close()
 
 
 async def test_players_named_before_the_rules_still_sign_in_with_their_tokens(tmp_path: Path) -> None:

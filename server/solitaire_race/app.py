@@ -54,7 +54,7 @@ class App:
     ) -> "App":
         """``wall_clock`` (UTC) decides the date of daily challenges, and ``choose_daily``
         picks a day's deal (default: from ``config.daily_solver_nodes``); tests inject them."""
-        store = await Store.open(config.db_url)
+        store = await Store.open(config.db_url, serve=True)  # locked to this process, checked in full first
         planner: DailyPlanner | None = None
         try:
             secret = config.secret.encode("utf-8") if config.secret else await store.deal_secret()

@@ -435,6 +435,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"solitaire-race: {message}", file=sys.stderr)
         return 2
+    except Exception as exc:
+        if not _for_the_operator(exc):
+            raise
+        print(f"solitaire-race {args.command}: {exc}", file=sys.stderr)
+        return 2
+
+
+def _for_the_operator(exc: Exception) -> bool:
+    """A database the command cannot use (damaged, empty, another server's) or cannot
+    reach (a full disk): the message says what to do, a traceback would only bury it."""
+    # Only when the store was loaded (it raised this): the engine commands never import it.
+    store = sys.modules.get("solitaire_race.store")
+    return store is not None and isinstance(exc, (store.DatabaseUnusable, store.StorageUnavailable))
 
 
 if __name__ == "__main__":

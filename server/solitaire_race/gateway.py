@@ -25,7 +25,7 @@ from .observe import Metrics, event
 from .queries import Queries
 from .races import Races
 from .room import RoomError
-from .store import PlayerRecord
+from .store import PlayerRecord, StorageUnavailable
 
 log = logging.getLogger("solitaire_race.gateway")
 
@@ -304,6 +304,14 @@ class Gateway:
             self._send_error(session, exc.code, exc.message, exc.request_id if request_id is None else request_id)
         elif isinstance(exc, RoomError):
             self._send_error(session, exc.code, exc.message, request_id)
+        elif isinstance(exc, StorageUnavailable):
+            # Not a bug (a full disk, an I/O error, a lock held elsewhere): one line, no
+            # traceback; the client may retry, and the store does by itself (operations.md).
+            event(log, "storage_unavailable", logging.WARNING, conn=session.id, reason=exc.reason)
+            self._send_error(
+                session, p.ErrorCode.STORAGE_UNAVAILABLE,
+                "the server cannot save right now (storage unavailable): try again shortly", request_id,
+            )
         else:
             log.error("internal error serving a request", exc_info=exc,
                       extra={"fields": {"event": "internal_error", "conn": session.id}})

@@ -138,7 +138,13 @@ class JsonFormatter(logging.Formatter):
         }
         entry.update(getattr(record, "fields", {}))
         if record.exc_info:
-            entry["exc"] = self.formatException(record.exc_info)
+            error = record.exc_info[1]
+            # An error that marks itself one_line_log (a storage fault: the disk, not a bug)
+            # is logged as its one-line message; its traceback would say nothing more.
+            if getattr(error, "one_line_log", False):
+                entry["exc"] = f"{type(error).__name__}: {error}"
+            else:
+                entry["exc"] = self.formatException(record.exc_info)
         return json.dumps(entry, ensure_ascii=False, default=str)
 
 

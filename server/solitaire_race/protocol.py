@@ -57,6 +57,7 @@ class ErrorCode(str, enum.Enum):
     NOT_ALLOWED = "not_allowed"
     NOT_FOUND = "not_found"
     INTERNAL_ERROR = "internal_error"
+    STORAGE_UNAVAILABLE = "storage_unavailable"  # retryable: the database cannot be written now
 
 
 class _Request(msgspec.Struct, tag_field="type", forbid_unknown_fields=True, frozen=True, kw_only=True):

@@ -21,16 +21,18 @@ from .records import (
     RaceStatus,
     ResultRecord,
 )
-from .store import (
+from .errors import (
     CodeTaken,
     ConstraintViolation,
+    DatabaseInUse,
+    DatabaseUnusable,
     NameTaken,
     NotFound,
     RaceStateError,
-    Store,
+    StorageUnavailable,
     StoreError,
-    hash_token,
 )
+from .store import Store, hash_token
 
 __all__ = [
     "BOARDS",
@@ -46,6 +48,8 @@ __all__ = [
     "RACE_STATUSES",
     "CodeTaken",
     "ConstraintViolation",
+    "DatabaseInUse",
+    "DatabaseUnusable",
     "NameTaken",
     "NotFound",
     "PlayerRecord",
@@ -53,6 +57,7 @@ __all__ = [
     "RaceStateError",
     "RaceStatus",
     "ResultRecord",
+    "StorageUnavailable",
     "Store",
     "StoreError",
     "hash_token",

@@ -31,6 +31,18 @@ from ..results import RacerOutcome, rank_key
 from .migrate import upgrade_to_head
 from . import boards, players
 from ..names import name_key
+from .errors import (  # re-exported: callers import them from the store
+    CodeTaken,
+    NameTaken,
+    ConstraintViolation,
+    NotFound,
+    RaceStateError,
+    StoreError,
+    store_error,
+    translating,
+)
+from .integrity import check_database_file
+from .lock import ServerLock
 from .writer import Writer, resolve
 from .models import DailyAttempt, DailyChallenge, MoveLog, Player, PlayerStats, Race, RaceEntry, Result, Setting
 from .records import (
@@ -56,31 +68,6 @@ DEAL_SECRET_SETTING = "deal_secret"
 DEAL_SECRET_BYTES = 32
 
 _TOKEN_HASH = re.compile(r"[0-9a-f]{64}")
-
-
-class StoreError(Exception):
-    """Base class of every error the store raises on purpose."""
-
-
-class ConstraintViolation(StoreError):
-    """A write broke a unique, foreign-key or check constraint; nothing was written."""
-
-
-class CodeTaken(ConstraintViolation):
-    """``create_race``: another race already has this join code; pick another."""
-
-
-class NameTaken(ConstraintViolation):
-    """``create_player``, ``rename_player``: another player has a name that looks the same
-    (the same ``names.name_key``); nothing was written."""
-
-
-class NotFound(StoreError, LookupError):
-    """The player or race named by id does not exist."""
-
-
-class RaceStateError(StoreError):
-    """The race exists but is not in the state this operation needs."""
 
 
 def hash_token(token: str) -> str:
@@ -288,43 +275,63 @@ class Store:
     reading.
     """
 
-    def __init__(self, engine: AsyncEngine, writer_engine: Engine) -> None:
+    def __init__(self, engine: AsyncEngine, writer_engine: Engine, lock: ServerLock | None = None) -> None:
         self._engine = engine
-        # expire_on_commit=False: rows are turned into records after commit.
-        self._sessions = async_sessionmaker(engine, expire_on_commit=False)
+        # expire_on_commit=False: rows are turned into records after commit. Reads see
+        # storage faults as StorageUnavailable, like writes.
+        self._sessions = translating(async_sessionmaker(engine, expire_on_commit=False))
         self._writer = Writer(
             writer_engine, MoveLog.__table__, MOVE_LOG_COLUMNS, self._observe_commit, BUSY_TIMEOUT_MS  # type: ignore[arg-type]
         )
+        self._lock = lock  # held while this store serves the file (open(serve=True))
         self.commit_observer: Any = None  # called with (rows, seconds, on_loop) after each move-log commit
 
     async def _write(self, job: Callable[[Session], T]) -> T:
         """Run a write job through the writer; callers see store errors only."""
         try:
             return await self._writer.run(job)
-        except SQLAlchemyError as error:  # e.g. "database is locked" past busy_timeout
-            raise StoreError(f"database write failed: {error}") from error
+        except SQLAlchemyError as error:  # e.g. a full disk, or "database is locked" past busy_timeout
+            raise store_error(error, "database write failed") from error
 
     def _observe_commit(self, rows: int, seconds: float, on_loop: bool) -> None:
         if self.commit_observer is not None:
             self.commit_observer(rows, seconds, on_loop)
 
     @classmethod
-    async def open(cls, url: str) -> Self:
-        """Connect, create a SQLite file's directory if needed, and upgrade to head."""
+    async def open(cls, url: str, *, serve: bool = False) -> Self:
+        """Connect, create a SQLite file's directory if needed, and upgrade to head.
+
+        Refuses an empty file (``DatabaseUnusable``): opening it would silently make it a
+        new database. ``serve``: for the server, which must be the file's only one: it takes
+        the file's lock first (``lock.py``; ``DatabaseInUse`` while another server holds
+        it), and checks the whole file (``integrity.py``) before anything writes to it."""
         ensure_sqlite_directory(url)
-        writer_engine = make_writer_engine(url)
-        engine = make_engine(url)
+        path = _sqlite_file(make_url(url))
+        lock = ServerLock.acquire(path) if serve and path is not None else None
         try:
-            await upgrade_to_head(engine)
+            if path is not None:
+                check_database_file(path, thorough=serve)
+            writer_engine = make_writer_engine(url)
+            engine = make_engine(url)
+            try:
+                await upgrade_to_head(engine)
+            except BaseException:
+                await engine.dispose()
+                writer_engine.dispose()
+                raise
         except BaseException:
-            await engine.dispose()
-            writer_engine.dispose()
+            if lock is not None:
+                lock.release()
             raise
-        return cls(engine, writer_engine)
+        return cls(engine, writer_engine, lock)
 
     async def close(self) -> None:
-        await self._writer.close()
-        await self._engine.dispose()
+        try:
+            await self._writer.close()
+            await self._engine.dispose()
+        finally:
+            if self._lock is not None:  # after the last write: the next server may start
+                self._lock.release()
 
     async def __aenter__(self) -> Self:
         return self
@@ -476,13 +483,8 @@ class Store:
 
         def settled(error: BaseException | None, _: Any) -> None:
             if isinstance(error, SQLAlchemyError):
-                cause, error = error, (
-                    # an unknown race or player, a bad kind: the whole batch failed
-                    ConstraintViolation(f"cannot log moves of race {race_id}: {error.orig}")
-                    if isinstance(error, IntegrityError)
-                    else StoreError(f"cannot log moves of race {race_id}: {error}")
-                )
-                error.__cause__ = cause
+                # an unknown race or player, a bad kind, a full disk: the whole batch failed
+                error = store_error(error, f"cannot log moves of race {race_id}")
             done(error)
 
         self._writer.append_moves(rows, settled)

@@ -31,6 +31,16 @@ runs on a second thread and connection, alongside the writes, followed by a shor
 the writer thread that copies what arrived meanwhile, so that the WAL can start over
 (a checkpoint running alongside continuous writes never lets it: measured, it grew
 without bound).
+
+The WAL is bounded in bytes as well, whatever stops a checkpoint: readers still using
+old pages, or a failure (a full disk, an I/O error). A checkpoint is also due once the
+WAL file is over ``WAL_LIMIT_BYTES`` (looked at every ``WAL_CHECK_EVERY`` commits); one
+that did not finish is tried again after ``CHECKPOINT_RETRY_AFTER`` more commits (the WAL
+grows only with commits); over twice the limit (an earlier checkpoint did not let it start
+over) the writer's own is a TRUNCATE, which waits a moment for readers and empties the
+file; and the writer's connection has ``journal_size_limit``, so a WAL that starts over
+is cut back to the limit. Before, a WAL that had grown stayed that size for good, and one
+whose checkpoints failed grew by another ``CHECKPOINT_EVERY`` commits before the next try.
 """
 
 from __future__ import annotations
@@ -43,17 +53,24 @@ import logging
 import sqlite3
 import time
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, Table
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
+from .errors import storage_fault
+
 T = TypeVar("T")
 log = logging.getLogger("solitaire_race.store")
 
 ROWS_PER_STATEMENT = 100  # 600 parameters: far below SQLite's limit (32,766 since 3.32)
 CHECKPOINT_EVERY = 500  # commits: ~1,200 WAL pages of move-log appends
+WAL_LIMIT_BYTES = 4 * 1024 * 1024  # a bigger WAL is checkpointed; twice this, emptied (module docstring)
+WAL_CHECK_EVERY = 50  # commits between looks at the WAL file's size (one stat)
+CHECKPOINT_RETRY_AFTER = 50  # commits after a checkpoint that did not finish
+TRUNCATE_WAIT_MS = 100  # how long a TRUNCATE checkpoint waits for readers (then: retried); writes queue meanwhile
 Job = Callable[[Session], Any]
 Rows = list[tuple[Any, ...]]
 # Told how a queued item went: (None, result) or (the exception, None). Called on the loop.
@@ -61,10 +78,13 @@ Done = Callable[[BaseException | None, Any], None]
 
 
 class _Checkpoint:
-    """The queued item that checkpoints on the writer's own connection."""
+    """The queued item that checkpoints on the writer's own connection; it runs on the
+    writer thread only (a checkpoint fsyncs). ``truncate``: a TRUNCATE checkpoint, which
+    empties the WAL file, rather than a PASSIVE one."""
 
+    def __init__(self, truncate: bool) -> None:
+        self.truncate = truncate
 
-CHECKPOINT = _Checkpoint()
 # One queued item: move rows to append, a job, or a checkpoint; and who to tell.
 _Item = tuple[Rows | Job | _Checkpoint, Done]
 
@@ -87,6 +107,11 @@ class Writer:
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop the appends come from
         self._pending: list[tuple[Rows, Done]] = []  # appends for the loop's next turn
         self._commits = 0  # since the last checkpoint
+        self._wal = Path(f"{engine.url.database}-wal")  # its size bounds the WAL (module docstring)
+        self._wal_looked_at = 0  # self._commits when the WAL's size was last looked at
+        self._disk_failed = False  # a write failed for the disk (set where it ran, read on the loop)
+        self._reclaim = False  # so the next checkpoint empties the WAL
+        self.checkpoints = 0  # finished: the WAL was copied in full and may start over
         self._checkpointer = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="db-checkpoint")
         self._checkpoint_conn: Connection | None = None
         self._checkpointing: asyncio.Task[None] | None = None
@@ -193,19 +218,55 @@ class Writer:
             for rows, seconds in commits:
                 self._on_commit(rows, seconds, on_loop)
         self._commits += len(commits) + jobs
-        if self._commits >= CHECKPOINT_EVERY and (self._checkpointing is None or self._checkpointing.done()):
-            self._commits = 0
+        if self._disk_failed:
+            # A write failed for the disk (full, an I/O error): the first one that commits
+            # again means space is back; then empty the WAL at once, rather than let it grow
+            # on into the space just freed.
+            self._disk_failed, self._reclaim = False, True
+            self._commits = max(self._commits, CHECKPOINT_EVERY - 1)
+        if self._checkpointing is not None and not self._checkpointing.done():
+            return
+        due = self._commits >= CHECKPOINT_EVERY
+        if not due and self._commits >= self._wal_looked_at + WAL_CHECK_EVERY:
+            self._wal_looked_at = self._commits
+            due = self._wal_bytes() > WAL_LIMIT_BYTES
+        if due:
+            self._commits = self._wal_looked_at = 0
             self._checkpointing = asyncio.get_running_loop().create_task(self._checkpoint())
 
-    async def _checkpoint(self) -> None:
+    def _wal_bytes(self) -> int:
         try:
-            loop = asyncio.get_running_loop()
+            return self._wal.stat().st_size
+        except OSError:  # no WAL file (yet): nothing to copy
+            return 0
+
+    async def _checkpoint(self) -> None:
+        """Copy the WAL into the database (on the checkpoint thread, alongside the writes,
+        then what came meanwhile on the writer thread), so that it can start over. One that
+        did not finish is tried again after ``CHECKPOINT_RETRY_AFTER`` more commits."""
+        loop = asyncio.get_running_loop()
+        reclaim, self._reclaim = self._reclaim, False
+        try:
             await loop.run_in_executor(self._checkpointer, self._checkpoint_alongside)
             future: asyncio.Future[Any] = loop.create_future()
-            self._to_thread(CHECKPOINT, functools.partial(resolve, future))
-            await future
-        except Exception as exc:  # harmless: SQLite checkpoints at the latest when the last connection closes
-            log.warning("WAL checkpoint failed: %s", exc)
+            # Over twice the limit, an earlier checkpoint did not let the WAL start over.
+            truncate = reclaim or self._wal_bytes() > 2 * WAL_LIMIT_BYTES
+            self._to_thread(_Checkpoint(truncate), functools.partial(resolve, future))
+            blocked, pages, copied = await future
+        except Exception as exc:  # e.g. a full disk: the database file could not grow
+            self._checkpoint_later(reclaim)
+            log.warning("WAL checkpoint failed, trying again after %d commits: %s", CHECKPOINT_RETRY_AFTER, exc)
+            return
+        if blocked or copied < pages:  # readers still used older pages: not an error, no log
+            self._checkpoint_later(reclaim)
+        else:
+            self.checkpoints += 1
+
+    def _checkpoint_later(self, reclaim: bool) -> None:
+        """Due again after ``CHECKPOINT_RETRY_AFTER`` more commits: the WAL grows only with
+        commits, and without any, trying again would meet the same failure."""
+        self._commits = max(self._commits, CHECKPOINT_EVERY - CHECKPOINT_RETRY_AFTER)
+        self._reclaim = self._reclaim or reclaim
 
     # --- on the loop, or on the writer thread --------------------------------------------
 
@@ -234,13 +295,21 @@ class Writer:
                     outcome = self._append(rows)
                     if outcome[0] is None:  # metrics count commits, not attempts
                         commits.append((len(rows), time.perf_counter() - started))
+                elif isinstance(item, _Checkpoint):
+                    if not busy_timeout_ms:
+                        break  # never on the loop (it fsyncs): it and the rest go to the thread
+                    j = i + 1
+                    outcome = self._checkpoint_here(item.truncate)
                 else:
                     j = i + 1
-                    outcome = self._checkpoint_here() if item is CHECKPOINT else self._job(item)  # type: ignore[arg-type]
-                    if outcome[0] is None and item is not CHECKPOINT:
+                    outcome = self._job(item)
+                    if outcome[0] is None:
                         jobs += 1
                 if not busy_timeout_ms and _is_busy(outcome[0]):
                     break  # this and the rest wait on the thread
+                error = outcome[0]
+                if error is not None and not isinstance(item, _Checkpoint) and not _is_busy(error) and storage_fault(error):
+                    self._disk_failed = True  # see _committed
                 outcomes += [outcome] * (j - i)  # every waiter of a batch of appends learns its fate
                 i = j
         finally:
@@ -254,6 +323,7 @@ class Writer:
             raw = self._conn.connection.dbapi_connection
             assert raw is not None
             raw.execute("PRAGMA wal_autocheckpoint=0")  # checkpoints are ours (module docstring)
+            raw.execute(f"PRAGMA journal_size_limit={WAL_LIMIT_BYTES}")  # a WAL starting over is cut back
             raw.execute("PRAGMA busy_timeout=0")
         return self._conn
 
@@ -323,11 +393,19 @@ class Writer:
                 self._conn = None
             return exc, None
 
-    def _checkpoint_here(self) -> tuple[BaseException | None, Any]:
+    def _checkpoint_here(self, truncate: bool) -> tuple[BaseException | None, Any]:
         # Copies only the pages written since the checkpoint alongside began, then lets
-        # the next write start the WAL over.
+        # the next write start the WAL over. A TRUNCATE waits for readers, but only
+        # briefly: the writes queue behind it.
         try:
-            return None, self._raw().execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            raw = self._raw()
+            if not truncate:
+                return None, raw.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            raw.execute(f"PRAGMA busy_timeout={TRUNCATE_WAIT_MS}")
+            try:
+                return None, raw.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            finally:
+                raw.execute(f"PRAGMA busy_timeout={self._busy_timeout_ms}")
         except sqlite3.Error as exc:
             return exc, None
 
@@ -338,7 +416,13 @@ class Writer:
             self._checkpoint_conn = self._engine.connect()
         raw = self._checkpoint_conn.connection.dbapi_connection
         assert raw is not None
-        return raw.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()  # type: ignore[no-any-return]
+        try:
+            return raw.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()  # type: ignore[no-any-return]
+        except sqlite3.Error:
+            # A connection that met a disk error is replaced, as the writer's is (_reset).
+            conn, self._checkpoint_conn = self._checkpoint_conn, None
+            conn.invalidate()
+            raise
 
     # --- shutdown ---------------------------------------------------------------------
 
