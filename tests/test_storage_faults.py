@@ -248,3 +248,40 @@ async def test_after_a_full_disk_the_first_commit_gives_the_wal_space_back(small
         assert logged(db, race_id, ann) == list(range(101))
     finally:
         await store.close()
+
+
+async def test_a_race_starts_for_its_racers_only_once_its_start_is_saved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The start of a race is saved before `race_started` tells anyone: while another
+    process holds the write lock, the racers wait (the start is retried), and once it is
+    saved the race runs; a move is never logged for a race the database holds as a lobby."""
+    monkeypatch.setattr(store_module, "BUSY_TIMEOUT_MS", 300)
+    app = await App.start(make_config(tmp_path))
+    db = tmp_path / "race.sqlite3"
+    ann = await Client.connect(app)
+    holder: subprocess.Popen[str] | None = None
+    try:
+        await ann.hello("ann")
+        code = (await ann.request({"type": "create_race", "game": GAME, "deal": DEAL}))["race"]["code"]
+        holder = subprocess.Popen(
+            [sys.executable, "-c", "import sqlite3, sys\n"
+             f"db = sqlite3.connect({str(db)!r}, isolation_level=None)\n"
+             "db.execute('BEGIN IMMEDIATE')\nprint('locked', flush=True)\nsys.stdin.read()\n"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        await ann.send({"type": "start_race"})
+        with pytest.raises(TimeoutError):  # the start cannot be saved: nobody is told it started
+            await ann.expect("race_started", timeout=1.5)
+        holder.communicate("")  # the lock goes: the next attempt saves the start
+        started = await ann.expect("race_started", timeout=10)
+        assert started["moves"] == 0
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("SELECT status FROM races WHERE code = ?", (code,)).fetchone() == ("running",)
+        assert (await move(ann, 0))["applied"] == [LINE[0]]
+        await ann.close()
+    finally:
+        if holder is not None and holder.poll() is None:
+            holder.kill()
+        await app.stop()

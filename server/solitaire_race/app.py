@@ -144,6 +144,12 @@ async def serve(config: Config, loop_name: str = "asyncio") -> None:
     # moment now and then; Python's default 5 ms switch interval makes them wait that long
     # behind a busy loop, which shows directly in move latency.
     sys.setswitchinterval(0.001)
+    # Before anything else: a SIGTERM that comes while the server starts stops it cleanly
+    # once it has started, instead of killing it.
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
     app = await App.start(config)
     # Full collections re-scan every tracked object; the ones made at startup (modules,
     # SQLAlchemy, the engine) never die, and scanning them cost ~15-50 ms pauses under
@@ -160,10 +166,6 @@ async def serve(config: Config, loop_name: str = "asyncio") -> None:
         f"solitaire-race is running: open {app.url} (websocket {app.ws_url}, database {config.db_url}, event loop {loop_name})",
         flush=True,
     )
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
     try:
         await stop.wait()
     finally:

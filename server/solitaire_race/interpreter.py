@@ -20,12 +20,13 @@ from typing import Any, Protocol
 
 from . import protocol as p
 from .observe import Metrics, event
-from .room import CheckStuck, Effect, LogMoves, Room, SaveEntrants, SaveResults, Send, Status
-from .store import RaceStateError, ResultRecord, Store
+from .room import CheckStuck, Effect, LogMoves, RecordStart, Room, SaveEntrants, SaveResults, Send, Status
+from .store import RaceStateError, ResultRecord, StorageUnavailable, Store
 from .stuck_checks import StuckChecks
 
 log = logging.getLogger("solitaire_race.races")
 
+START_ATTEMPTS = 12  # about 40 s of retries to record a race's start (RecordStart)
 # A reply to a request: (player id, request id[, message type]): the first message of that
 # type (any, if none) that the room sends the requester echoes the request's id.
 Reply = tuple[Any, ...]
@@ -50,6 +51,7 @@ class Interpreter:
         self.forget = forget  # release a finished room nobody looks at any more
         self.progress_interval_s = progress_interval_s
         self.started: set[int] = set()  # races whose start is recorded in the store
+        self._starting: set[int] = set()  # races whose start is being recorded (retried) now
         self._timers: dict[str, tuple[float, asyncio.Task[None]]] = {}
         self._stuck_checks: StuckChecks[Room] = StuckChecks()
         self._checker: asyncio.Task[None] | None = None  # runs the stuck checks, while there are any
@@ -73,10 +75,8 @@ class Interpreter:
                 self.check(room, effect)
             elif isinstance(effect, SaveEntrants):
                 await self.store.set_race_entries(room.race_id, effect.player_ids)
-        if room.status is Status.RUNNING and room.race_id not in self.started:
-            self.started.add(room.race_id)
-            await self.store.mark_race_started(room.race_id, self.wall_clock(), list(room.racers))
-            event(log, "race_started", race=room.race_id, code=room.code, players=list(room.racers))
+            elif isinstance(effect, RecordStart):
+                await self._record_start(room, effect.player_ids)
         self.schedule(room)
         if room.status is Status.FINISHED and not room.racers:
             await self.store.abandon_race(room.race_id)  # everyone left the lobby
@@ -113,6 +113,12 @@ class Interpreter:
             then(error)
 
         try:
+            if room.race_id not in self.started:
+                # Its start failed to save (storage fault): a move logged now would belong to
+                # a race the database holds as a lobby. Refused until the start is saved.
+                if room.race_id not in self._starting:
+                    asyncio.create_task(self._record_start(room, tuple(room.racers)))
+                raise StorageUnavailable("the race's start is not saved yet")
             self.store.log_moves_then(room.race_id, effect.player_id, effect.entries, committed)
         except BaseException:
             room.log_failed(effect)  # not even queued: kept for the racer's next append
@@ -131,6 +137,32 @@ class Interpreter:
 
         self.log_then(room, effect, settle)
         await done
+
+    async def _record_start(self, room: Room, player_ids: tuple[int, ...]) -> None:
+        """Record that the race runs, with whom; retried for a while (a full disk clears
+        when the operator frees space). Until it is saved no move of the race is logged."""
+        if room.race_id in self.started or room.race_id in self._starting:
+            return
+        self._starting.add(room.race_id)
+        try:
+            await self._record_start_retried(room, player_ids)
+        finally:
+            self._starting.discard(room.race_id)
+
+    async def _record_start_retried(self, room: Room, player_ids: tuple[int, ...]) -> None:
+        for attempt in range(START_ATTEMPTS):
+            try:
+                await self.store.mark_race_started(room.race_id, self.wall_clock(), list(player_ids))
+            except RaceStateError:
+                pass  # an attempt reported failed had committed: it is running
+            except StorageUnavailable as exc:
+                event(log, "race_start_not_saved", logging.WARNING, race=room.race_id, attempt=attempt + 1, reason=exc.reason)
+                await asyncio.sleep(min(5.0, 0.2 * 2**attempt))
+                continue
+            self.started.add(room.race_id)
+            event(log, "race_started", race=room.race_id, code=room.code, players=list(player_ids))
+            return
+        raise StorageUnavailable(f"could not record the start of race {room.code}")
 
     def observe_move(self, started: float) -> None:
         """A move's answer is sent: from its request read to now."""

@@ -1,7 +1,7 @@
 """One race room as a sans-I/O state machine (``room.py``), the effects it returns
 (``effects.py``), its racers (``racer.py``) and its results (``results.py``)."""
 
-from .effects import CheckStuck, Effect, LogMoves, Played, SaveEntrants, SaveResults, Send
+from .effects import CheckStuck, Effect, LogMoves, Played, RecordStart, SaveEntrants, SaveResults, Send
 from .racer import Racer
 from .results import Result
 from .room import MAX_MOVES_PER_MESSAGE, Room, RoomError, Status
@@ -13,6 +13,7 @@ __all__ = [
     "LogMoves",
     "Played",
     "Racer",
+    "RecordStart",
     "Result",
     "Room",
     "RoomError",

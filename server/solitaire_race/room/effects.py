@@ -37,7 +37,14 @@ class SaveEntrants(NamedTuple):
     player_ids: tuple[int, ...]  # everyone in the lobby, replacing what was stored
 
 
-Effect = Send | SaveResults | LogMoves | CheckStuck | SaveEntrants
+class RecordStart(NamedTuple):
+    """The race starts with these racers: durable before `race_started` tells them, so a
+    move can never be logged for a race the database does not know to be running."""
+
+    player_ids: tuple[int, ...]
+
+
+Effect = Send | SaveResults | LogMoves | CheckStuck | SaveEntrants | RecordStart
 
 
 class Played(NamedTuple):

@@ -17,7 +17,8 @@ Every method returns a list of effects for the caller to carry out, in order:
   position is stuck (``Game.assess``); run the ``StuckSearch`` off the move path and
   report with ``stuck_checked``. The move is answered at once, not after the search;
 - ``SaveEntrants(player_ids)``: who is in the lobby now; store it before the messages that
-  follow, so a lobby survives a restart with its players (``restore_lobby``).
+  follow, so a lobby survives a restart with its players (``restore_lobby``);
+- ``RecordStart(player_ids)``: the race starts; store it before `race_started` goes out.
 Bad requests raise ``RoomError(code, message)`` and change nothing.
 """
 
@@ -32,7 +33,7 @@ from ..engine import Game, IllegalMove, Move, NotationError, Outcome
 from ..engine.base import StuckSearch
 from ..engine.view_changes import Change
 from ..results import RacerOutcome
-from .effects import CheckStuck, Effect, LogMoves, Played, SaveEntrants, SaveResults, Send
+from .effects import CheckStuck, Effect, LogMoves, Played, RecordStart, SaveEntrants, SaveResults, Send
 from . import messages
 from .racer import Racer, seen
 from .results import Result, rank, verify
@@ -246,7 +247,7 @@ class Room:
         for racer in self.racers.values():
             racer.state = racer.shown = first  # states are immutable: sharing the first one is safe
         # Every racer has its game before any message is built: each lists the others.
-        effects: list[Effect] = [self._room_message()]
+        effects: list[Effect] = [RecordStart(tuple(self.racers)), self._room_message()]
         effects += [Send((r.id,), messages.started(self, r, view, now)) for r in self.racers.values()]
         return effects
 
