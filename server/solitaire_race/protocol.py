@@ -183,6 +183,14 @@ def decode(frame: str | bytes) -> Request:
         raise _explain(frame, str(exc)) from None
     except msgspec.DecodeError:
         raise ProtocolError(ErrorCode.INVALID_JSON, "the message is not valid JSON") from None
+    except RecursionError:  # e.g. the tag looked for past a field nested thousands deep
+        raise _too_deep() from None
+
+
+def _too_deep() -> ProtocolError:
+    # msgspec raises RecursionError past the interpreter's recursion limit (about 1,000
+    # levels): no message of the protocol nests more than a few.
+    return ProtocolError(ErrorCode.BAD_MESSAGE, "the message is nested too deeply")
 
 
 def _explain(frame: str, detail: str) -> ProtocolError:
@@ -191,6 +199,8 @@ def _explain(frame: str, detail: str) -> ProtocolError:
         raw = msgspec.json.decode(frame)
     except msgspec.MsgspecError:  # valid JSON that msgspec still cannot hold, e.g. 1e400
         return ProtocolError(ErrorCode.BAD_MESSAGE, f"the message cannot be read: {detail}")
+    except RecursionError:  # the typed decoder stopped at the first level; this one goes down
+        return _too_deep()
     if not isinstance(raw, dict):
         return ProtocolError(ErrorCode.BAD_MESSAGE, "a message must be a JSON object with a 'type'")
     rid = raw.get("id")
@@ -218,7 +228,7 @@ def peek_id(frame: str | bytes) -> Any:
         return None
     try:
         rid = _id_decoder.decode(frame).id
-    except (msgspec.MsgspecError, UnicodeDecodeError):
+    except (msgspec.MsgspecError, UnicodeDecodeError, RecursionError):
         return None
     return rid if _valid_id(rid) else None
 
