@@ -280,6 +280,9 @@ ACCEPTED = [
     {"type": "move", "moves": ["p"] * 64},
     {"type": "resign"},
     {"type": "ping", "id": "é" * 64},
+    {"type": "profile", "player_id": 2**53 - 1},
+    {"type": "leaderboard", "board": "deal", "game": "cruel", "deal": 2**53 - 1, "min_games": 10_000, "page": 1_000_000, "page_size": 100},
+    {"type": "leaderboard", "board": "win_rate", "game": "cruel", "min_games": 1, "page": 1, "page_size": 1},
 ]
 
 REFUSED = [
@@ -321,6 +324,15 @@ REFUSED = [
     {"type": "move", "moves": [""]},
     {"type": "move", "moves": ["m" * 33]},
     {"type": "move", "moves": [7]},
+    {"type": "create_race", "game": "cruel", "deal": 2**64},
+    {"type": "profile", "player_id": 0},
+    {"type": "profile", "player_id": 2**53},
+    {"type": "profile", "player_id": 2**63},  # past SQLite's integers
+    {"type": "leaderboard", "board": "deal", "game": "cruel", "deal": 2**53},
+    {"type": "leaderboard", "board": "wins", "game": "cruel", "page": 0},
+    {"type": "leaderboard", "board": "wins", "game": "cruel", "page": 1_000_001},
+    {"type": "leaderboard", "board": "wins", "game": "cruel", "page_size": 101},
+    {"type": "leaderboard", "board": "win_rate", "game": "cruel", "min_games": 10_001},
 ]
 
 

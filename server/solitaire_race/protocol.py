@@ -18,8 +18,15 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 MAX_FRAME_BYTES = 8 * 1024  # larger requests get "too_large"; see also the transport's hard cap
+# Every integer a request may carry is bounded, so that none reaches SQLite (64-bit
+# integers) or a JavaScript client (exact to 2^53 - 1) out of range. The HTTP API
+# (http_api.py) takes the same bounds.
+MAX_SAFE_INT = 2**53 - 1  # JavaScript's Number.MAX_SAFE_INTEGER
+MAX_PAGE, MAX_PAGE_SIZE, MAX_MIN_GAMES = 1_000_000, 100, 10_000  # leaderboard pages
 
 RequestId = Annotated[str, msgspec.Meta(max_length=64)] | Annotated[int, msgspec.Meta(ge=-(2**53), le=2**53)]
+DealNumber = Annotated[int, msgspec.Meta(ge=0, le=MAX_SAFE_INT)]
+PlayerId = Annotated[int, msgspec.Meta(ge=1, le=MAX_SAFE_INT)]
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
 Token = Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
 MoveText = Annotated[str, msgspec.Meta(min_length=1, max_length=32)]
@@ -75,7 +82,7 @@ class ListRaces(_Request, tag="list_races"):
 
 class CreateRace(_Request, tag="create_race"):
     game: Annotated[str, msgspec.Meta(max_length=32)]
-    deal: Annotated[int, msgspec.Meta(ge=0, le=2**53 - 1)] | None = None  # None: random
+    deal: DealNumber | None = None  # None: random
     private: bool = True
     time_limit_s: Annotated[int, msgspec.Meta(ge=30, le=4 * 3600)] | None = None
 
@@ -109,7 +116,7 @@ class Ping(_Request, tag="ping"):
 
 
 GameId = Annotated[str, msgspec.Meta(max_length=32)]
-IsoDate = Annotated[str, msgspec.Meta(pattern=r"^\d{4}-\d{2}-\d{2}$")]
+IsoDate = Annotated[str, msgspec.Meta(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")]  # ASCII digits, as the schema's
 
 
 class StartDaily(_Request, tag="start_daily"):
@@ -127,11 +134,11 @@ class Daily(_Request, tag="daily"):
 class Leaderboard(_Request, tag="leaderboard"):
     board: Literal["deal", "daily", "fastest", "wins", "win_rate"]
     game: GameId
-    deal: Annotated[int, msgspec.Meta(ge=0, le=2**53 - 1)] | None = None  # board "deal"
+    deal: DealNumber | None = None  # board "deal"
     date: IsoDate | None = None  # board "daily"
-    min_games: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 10  # board "win_rate"
-    page: Annotated[int, msgspec.Meta(ge=1, le=1_000_000)] = 1
-    page_size: Annotated[int, msgspec.Meta(ge=1, le=100)] = 20
+    min_games: Annotated[int, msgspec.Meta(ge=1, le=MAX_MIN_GAMES)] = 10  # board "win_rate"
+    page: Annotated[int, msgspec.Meta(ge=1, le=MAX_PAGE)] = 1
+    page_size: Annotated[int, msgspec.Meta(ge=1, le=MAX_PAGE_SIZE)] = 20
 
 
 class Hint(_Request, tag="hint"):
@@ -139,7 +146,7 @@ class Hint(_Request, tag="hint"):
 
 
 class Profile(_Request, tag="profile"):
-    player_id: Annotated[int, msgspec.Meta(ge=1)] | None = None  # default: yourself
+    player_id: PlayerId | None = None  # default: yourself
 
 
 Request = (
