@@ -3,6 +3,7 @@ changes nothing, logs no traceback, and leaves the connection's neighbours serve
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 
 from solitaire_race.app import App
 
-from .conftest import Client, http_json
+from .conftest import TIMEOUT, Client, http_json, make_config
 from .test_limits import strict  # noqa: F401  (a fixture: a server with the `limits` settings)
 
 
@@ -134,3 +135,69 @@ async def test_http_api_integers_take_the_documented_bounds(app: App, no_traceba
         status, body = await http_json(app, api_url(template, name, text))
         assert status == 400 and body["error"]["code"] == "bad_request", (text, status, body)
         assert f"from {lo} to {hi}" in body["error"]["message"]
+
+
+# --- HTTP -------------------------------------------------------------------------------
+
+
+async def raw_http(app: App, request: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Send bytes as they are to the server's port (no client library tidies them up) and
+    return the response's status, headers (lower-case names) and body."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", app.config.port)
+    try:
+        writer.write(request)
+        await writer.drain()
+        data = await asyncio.wait_for(reader.read(), TIMEOUT)  # the server closes after answering
+    finally:
+        writer.close()
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    assert lines[0].startswith("HTTP/1.1 "), data[:200]
+    headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+    return int(lines[0].split()[1]), headers, body
+
+
+def get(path: bytes, method: bytes = b"GET") -> bytes:
+    return method + b" " + path + b" HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        b"/" + b"a" * 300,  # a name past the filesystem's 255 bytes
+        b"/js/" + b"x" * 5000,
+        b"/" + b"a/" * 2000 + b"b",  # past PATH_MAX
+        b"/a\x00b",  # a NUL byte, as it is
+        b"/a%00b",
+        b"/../pyproject.toml",
+        b"/js/../../pyproject.toml",
+        b"/%2e%2e/pyproject.toml",
+        b"/.gitignore",
+        b"/js",  # a folder
+        b"/js/",
+        b"//etc/passwd",
+    ],
+    ids=lambda path: repr(path[:24]),
+)
+async def test_a_path_the_filesystem_cannot_take_is_not_found(app: App, no_tracebacks: None, path: bytes) -> None:
+    status, headers, body = await raw_http(app, get(path))
+    assert status == 404 and body == b"not found\n", (status, body[:200])
+    assert (await raw_http(app, get(b"/")))[0] == 200  # still serving
+
+
+async def test_symlinks_in_the_client_folder_stay_inside_it(tmp_path: Path, no_tracebacks: None) -> None:
+    web = tmp_path / "web"
+    web.mkdir()
+    (web / "index.html").write_text("<!doctype html><title>t</title>")
+    (tmp_path / "secret.txt").write_text("secret")
+    (web / "inside.html").symlink_to(web / "index.html")
+    (web / "outside.txt").symlink_to(tmp_path / "secret.txt")
+    (web / "loop").symlink_to(web / "loop")
+    app = await App.start(make_config(tmp_path, static_dir=web))
+    try:
+        assert (await raw_http(app, get(b"/inside.html")))[0] == 200
+        for path in (b"/outside.txt", b"/loop", b"/loop/x"):
+            status, _, body = await raw_http(app, get(path))
+            assert status == 404 and b"secret" not in body, path
+    finally:
+        await app.stop()

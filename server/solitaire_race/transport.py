@@ -14,6 +14,7 @@ import functools
 import json
 import logging
 import mimetypes
+import re
 import socket
 from collections.abc import Callable
 from http import HTTPStatus
@@ -33,6 +34,10 @@ from .service import RaceService
 log = logging.getLogger("solitaire_race.transport")
 
 WS_PATH = "/ws"
+# The web client's file names (client/web/): letters, digits, ".", "_" and "-", not
+# starting with a dot, in a few folders at most.
+_STATIC_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}")
+_MAX_DEPTH = 4
 MAX_FRAGMENTS = 64  # frames in one message: a message of 64 KiB in one-byte frames is an attack
 # Read for every frame: a module constant is read in ~20 ns, ``Opcode.TEXT`` in ~90 ns on
 # CPython 3.11 (measured).
@@ -163,13 +168,31 @@ class HttpSite:
             body = json.dumps(data, ensure_ascii=False).encode("utf-8")
             return self._response(HTTPStatus(status), body, "application/json; charset=utf-8")
         path = "/index.html" if path.startswith("/join/") else self.PAGES.get(path, path)
-        file = (self.root / path.lstrip("/")).resolve()
-        if not file.is_relative_to(self.root) or not file.is_file():
+        found = self._static_file(path)
+        if found is None:
             return self._response(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain; charset=utf-8")
-        kind = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
+        name, body = found
+        kind = mimetypes.guess_type(name)[0] or "application/octet-stream"
         if kind.startswith("text/") or kind in ("application/javascript", "application/json"):
             kind += "; charset=utf-8"
-        return self._response(HTTPStatus.OK, file.read_bytes(), kind)
+        return self._response(HTTPStatus.OK, body, kind)
+
+    def _static_file(self, path: str) -> tuple[str, bytes] | None:
+        """The name and content of the web client's file at ``path``, or None. Only a path
+        made of names such as the client's own files have reaches the filesystem, so no
+        request can make a lookup fail (a NUL byte, a name past the filesystem's 255 bytes)
+        or name a hidden file; ``..`` is not a name, and a symlink must resolve inside the
+        folder."""
+        parts = path[1:].split("/")
+        if len(parts) > _MAX_DEPTH or not all(_STATIC_NAME.fullmatch(part) for part in parts):
+            return None
+        try:
+            file = self.root.joinpath(*parts).resolve()
+            if file.is_relative_to(self.root) and file.is_file():
+                return file.name, file.read_bytes()
+        except (OSError, RuntimeError):  # gone meanwhile, unreadable, a symlink loop
+            pass
+        return None
 
     @staticmethod
     def _response(status: HTTPStatus, body: bytes, content_type: str) -> Response:
