@@ -13,7 +13,7 @@ import pytest
 
 from solitaire_race.app import App
 
-from .conftest import TIMEOUT, Client, http_json, make_config
+from .conftest import TIMEOUT, Client, RawWebSocket, http_json, make_config
 from .test_limits import strict  # noqa: F401  (a fixture: a server with the `limits` settings)
 
 
@@ -201,3 +201,28 @@ async def test_symlinks_in_the_client_folder_stay_inside_it(tmp_path: Path, no_t
             assert status == 404 and b"secret" not in body, path
     finally:
         await app.stop()
+
+
+# --- websocket frames -------------------------------------------------------------------
+
+
+def fragments(text: str, count: int) -> list[bytes]:
+    """``text`` cut into ``count`` pieces, none empty."""
+    data = text.encode()
+    assert len(data) >= count
+    cuts = [len(data) * i // count for i in range(count + 1)]
+    return [data[a:b] for a, b in zip(cuts, cuts[1:])]
+
+
+async def test_a_message_in_64_fragments_is_served_and_in_65_closes(app: App, clients: Any, no_tracebacks: None) -> None:
+    ann = await clients()
+    hostile = await RawWebSocket.connect(app)
+    try:
+        text = '{"type": "ping", "id": "' + "f" * 60 + '"}'
+        hostile.send_message(fragments(text, 64))
+        assert json.loads(await hostile.read_text()) == {"type": "pong", "id": "f" * 60}
+        hostile.send_message(fragments(text, 65))
+        assert await hostile.read_close() == 1009  # docs/protocol.md: more than 64 frames
+        assert (await ann.request({"type": "ping"}))["type"] == "pong"
+    finally:
+        hostile.close()

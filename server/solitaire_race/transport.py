@@ -84,7 +84,7 @@ class RaceConnection(ServerConnection):
                 self.opcode = event.opcode
             self.fragments += (event.data,)
             if not event.fin:
-                if len(self.fragments) > MAX_FRAGMENTS:
+                if len(self.fragments) >= MAX_FRAGMENTS:  # this frame is not the last: more to come
                     self._fail(CloseCode.MESSAGE_TOO_BIG, "too many fragments")
                 return
             data, opcode, self.fragments = b"".join(self.fragments), self.opcode, ()
