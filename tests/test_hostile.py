@@ -203,6 +203,50 @@ async def test_symlinks_in_the_client_folder_stay_inside_it(tmp_path: Path, no_t
         await app.stop()
 
 
+@pytest.mark.parametrize("method", [b"POST", b"PUT", b"DELETE", b"PATCH", b"OPTIONS", b"TRACE", b"BREW"])
+@pytest.mark.parametrize("path", [b"/", b"/leaderboard", b"/join/BCDFGH", b"/api/games", b"/healthz", b"/ws", b"/nope"])
+async def test_methods_but_get_and_head_are_not_allowed(app: App, no_tracebacks: None, method: bytes, path: bytes) -> None:
+    status, headers, body = await raw_http(app, get(path, method))
+    assert status == 405 and headers["allow"] == "GET, HEAD", (status, headers)
+    assert headers["content-length"] == str(len(body)) and body == b"method not allowed\n"
+
+
+@pytest.mark.parametrize(
+    "request_bytes",
+    [
+        b"POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 9\r\n\r\nname=mall",
+        b"PUT /api/games HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\n0\r\n\r\n",
+        b"POST /api/players/1 HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100000\r\n\r\n" + b"x" * 100_000,
+    ],
+    ids=["form", "chunked", "big body"],
+)
+async def test_a_request_with_a_body_gets_405_too(app: App, no_tracebacks: None, request_bytes: bytes) -> None:
+    status, headers, _ = await raw_http(app, request_bytes)
+    assert status == 405 and headers["allow"] == "GET, HEAD"
+    assert (await raw_http(app, get(b"/healthz")))[2] == b"ok\n"
+
+
+@pytest.mark.parametrize("path", [b"/", b"/leaderboard", b"/api/games", b"/style.css", b"/nope"])
+async def test_head_answers_the_get_headers_without_the_body(app: App, no_tracebacks: None, path: bytes) -> None:
+    status, headers, body = await raw_http(app, get(path))
+    head_status, head_headers, head_body = await raw_http(app, get(path, b"HEAD"))
+    assert head_status == status and head_body == b""
+    assert head_headers["content-length"] == headers["content-length"] == str(len(body))
+    assert head_headers["content-type"] == headers["content-type"]
+
+
+@pytest.mark.parametrize("path", [b"/", b"/leaderboard", b"/join/BCDFGH"])
+async def test_pages_carry_the_security_headers(app: App, path: bytes) -> None:
+    status, headers, _ = await raw_http(app, get(path))
+    assert status == 200 and headers["content-type"] == "text/html; charset=utf-8"
+    policy = dict(d.strip().split(" ", 1) for d in headers["content-security-policy"].split(";"))
+    assert policy["frame-ancestors"] == "'none'" and headers["x-frame-options"] == "DENY"
+    assert policy["default-src"] == policy["script-src"] == policy["style-src"] == "'self'"  # no inline code
+    assert policy["object-src"] == "'none'"
+    assert headers["x-content-type-options"] == "nosniff"
+    assert headers["referrer-policy"] == "no-referrer"
+
+
 # --- websocket frames -------------------------------------------------------------------
 
 
