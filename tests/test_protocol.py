@@ -390,3 +390,14 @@ def test_every_error_code_is_documented() -> None:
     assert len(documented) == len(set(documented))
     assert set(documented) == codes, f"error table vs ErrorCode: {sorted(set(documented) ^ codes)}"
     assert set(CLIENT_TYPES) == protocol.REQUEST_TYPES
+
+
+def test_the_requests_served_before_hello_are_documented() -> None:
+    identity = PROTOCOL_MD.split("\n## Identity\n", 1)[1].split("\n## ", 1)[0]
+    item = re.search(r"^4\. Until `welcome`, only (.*?) are served", identity, flags=re.MULTILINE | re.DOTALL)
+    assert item, "docs/protocol.md, Identity, item 4"
+    documented = set(re.findall(r"`([a-z_]+)`", item.group(1)))
+    assert documented == {cls.__struct_config__.tag for cls in protocol.ANONYMOUS}
+    errors = PROTOCOL_MD.split("\n## Error codes\n", 1)[1]
+    row = re.search(r"^\| `not_identified` \| anything but ([^(|]*)", errors, flags=re.MULTILINE)
+    assert row and set(re.findall(r"`([a-z_]+)`", row.group(1))) == documented
