@@ -26,6 +26,11 @@ def body(defs: dict[str, Any], name: str) -> dict[str, Any]:
     return schema
 
 
+def integer(field: dict[str, Any]) -> dict[str, Any]:
+    """A query or path parameter's schema from a request field's: an integer, never null."""
+    return {"type": "integer", **{k: field[k] for k in ("minimum", "maximum", "default") if k in field}}
+
+
 def rewrite_refs(node: Any) -> Any:
     if isinstance(node, dict):
         return {k: (v.replace("#/$defs/", "#/components/schemas/") if k == "$ref" else rewrite_refs(v)) for k, v in node.items()}
@@ -45,11 +50,15 @@ def build() -> dict[str, Any]:
                                  "required": ["code", "message"], "additionalProperties": False}},
         "required": ["error"], "additionalProperties": False,
     }
-    me = {"name": "me", "in": "query", "required": False, "description": "The viewer's player id: their own entry comes back as `me` (leaderboards) or `attempted` (daily).", "schema": {"type": "integer", "minimum": 1}}
+    # Integer parameters take the bounds of the websocket request's fields (the server's
+    # are the same, in protocol.py): written once, in the protocol schema.
+    board, profile = defs["Leaderboard"]["properties"], defs["Profile"]["properties"]
+    player_id = integer(profile["player_id"])
+    me = {"name": "me", "in": "query", "required": False, "description": "The viewer's player id: their own entry comes back as `me` (leaderboards) or `attempted` (daily).", "schema": player_id}
 
     def ok(schema: str, text: str) -> dict[str, Any]:
         return {"200": {"description": text, "content": {"application/json": {"schema": {"$ref": f"#/$defs/{schema}"}}}},
-                "400": {"description": "A bad parameter.", "content": {"application/json": {"schema": {"$ref": "#/$defs/ErrorBody"}}}},
+                "400": {"description": "A bad parameter: an integer out of its bounds or not written in ASCII digits, an impossible date, a `deal` board without `deal`.", "content": {"application/json": {"schema": {"$ref": "#/$defs/ErrorBody"}}}},
                 "404": {"description": "Unknown game, player, path, or a date not announced yet.", "content": {"application/json": {"schema": {"$ref": "#/$defs/ErrorBody"}}}}}
 
     paths = {
@@ -63,16 +72,16 @@ def build() -> dict[str, Any]:
             "parameters": [
                 {"name": "board", "in": "path", "required": True, "schema": {"enum": ["deal", "daily", "fastest", "wins", "win_rate"]}},
                 {"name": "game", "in": "path", "required": True, "schema": {"type": "string"}},
-                {"name": "deal", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 0}},
+                {"name": "deal", "in": "query", "required": False, "schema": integer(board["deal"])},
                 {"name": "date", "in": "query", "required": False, "schema": {"type": "string", "format": "date"}},
-                {"name": "min_games", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 1, "maximum": 10000, "default": 10}},
-                {"name": "page", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 1, "default": 1}},
-                {"name": "page_size", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}},
+                {"name": "min_games", "in": "query", "required": False, "schema": integer(board["min_games"])},
+                {"name": "page", "in": "query", "required": False, "schema": integer(board["page"])},
+                {"name": "page_size", "in": "query", "required": False, "schema": integer(board["page_size"])},
                 me,
             ],
             "responses": ok("LeaderboardPageBody", "The page, the board's total and the viewer's own entry.")}},
         "/api/players/{id}": {"get": {"summary": "A player's profile", "operationId": "player",
-                                      "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "integer", "minimum": 1}}],
+                                      "parameters": [{"name": "id", "in": "path", "required": True, "schema": player_id}],
                                       "responses": ok("PlayerProfileBody", "Games played and won per game, best times, daily streak.")}},
     }
     doc = {

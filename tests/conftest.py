@@ -4,7 +4,9 @@ and a small websocket client that records every frame in both directions."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
+import os
 import urllib.error
 import urllib.request
 from collections.abc import AsyncIterator, Callable
@@ -136,6 +138,71 @@ class Client:
 
     async def close(self) -> None:
         await self.ws.close()
+
+
+class RawWebSocket:
+    """A websocket client that writes frames exactly as told, many at once if asked: for
+    what the server does with fragments and floods, which a client library tidies up.
+    Frames are masked with a zero key (RFC 6455 allows it: the payload goes as it is)."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+
+    @classmethod
+    async def connect(cls, app: App) -> "RawWebSocket":
+        reader, writer = await asyncio.open_connection("127.0.0.1", app.config.port)
+        key = base64.b64encode(os.urandom(16)).decode()
+        writer.write(
+            f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode()
+        )
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), TIMEOUT)
+        assert head.startswith(b"HTTP/1.1 101 "), head
+        return cls(reader, writer)
+
+    @staticmethod
+    def frame(opcode: int, payload: bytes, fin: bool = True) -> bytes:
+        n = len(payload)
+        size = bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + n.to_bytes(2, "big")
+        return bytes([(0x80 if fin else 0) | opcode]) + size + b"\0\0\0\0" + payload
+
+    def send_message(self, pieces: list[bytes]) -> None:
+        """One text message in ``len(pieces)`` frames."""
+        last = len(pieces) - 1
+        self.writer.write(b"".join(self.frame(0x0 if i else 0x1, piece, i == last) for i, piece in enumerate(pieces)))
+
+    def send_texts(self, texts: list[bytes]) -> None:
+        """Many text messages, one frame each, in one write."""
+        self.writer.write(b"".join(self.frame(0x1, text) for text in texts))
+
+    async def _frame(self) -> tuple[int, bytes]:
+        head = await self.reader.readexactly(2)
+        n = head[1] & 0x7F
+        if n >= 126:
+            n = int.from_bytes(await self.reader.readexactly(2 if n == 126 else 8), "big")
+        return head[0] & 0x0F, await self.reader.readexactly(n)
+
+    async def read_text(self) -> str:
+        opcode, payload = await asyncio.wait_for(self._frame(), TIMEOUT)
+        assert opcode == 0x1, (opcode, payload)
+        return payload.decode()
+
+    async def read_until_close(self) -> tuple[list[dict[str, Any]], int | None]:
+        """Every message up to the server's close frame, and its close code."""
+        messages: list[dict[str, Any]] = []
+        async with asyncio.timeout(TIMEOUT):
+            while True:
+                opcode, payload = await self._frame()
+                if opcode == 0x8:
+                    return messages, int.from_bytes(payload[:2], "big") if len(payload) >= 2 else None
+                if opcode == 0x1:
+                    messages.append(json.loads(payload))
+
+    async def read_close(self) -> int | None:
+        return (await self.read_until_close())[1]
+
+    def close(self) -> None:
+        self.writer.close()
 
 
 @pytest.fixture

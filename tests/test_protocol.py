@@ -281,6 +281,9 @@ ACCEPTED = [
     {"type": "move", "moves": ["p"] * 64},
     {"type": "resign"},
     {"type": "ping", "id": "é" * 64},
+    {"type": "profile", "player_id": 2**53 - 1},
+    {"type": "leaderboard", "board": "deal", "game": "cruel", "deal": 2**53 - 1, "min_games": 10_000, "page": 1_000_000, "page_size": 100},
+    {"type": "leaderboard", "board": "win_rate", "game": "cruel", "min_games": 1, "page": 1, "page_size": 1},
 ]
 
 REFUSED = [
@@ -322,6 +325,15 @@ REFUSED = [
     {"type": "move", "moves": [""]},
     {"type": "move", "moves": ["m" * 33]},
     {"type": "move", "moves": [7]},
+    {"type": "create_race", "game": "cruel", "deal": 2**64},
+    {"type": "profile", "player_id": 0},
+    {"type": "profile", "player_id": 2**53},
+    {"type": "profile", "player_id": 2**63},  # past SQLite's integers
+    {"type": "leaderboard", "board": "deal", "game": "cruel", "deal": 2**53},
+    {"type": "leaderboard", "board": "wins", "game": "cruel", "page": 0},
+    {"type": "leaderboard", "board": "wins", "game": "cruel", "page": 1_000_001},
+    {"type": "leaderboard", "board": "wins", "game": "cruel", "page_size": 101},
+    {"type": "leaderboard", "board": "win_rate", "game": "cruel", "min_games": 10_001},
 ]
 
 
@@ -379,3 +391,14 @@ def test_every_error_code_is_documented() -> None:
     assert len(documented) == len(set(documented))
     assert set(documented) == codes, f"error table vs ErrorCode: {sorted(set(documented) ^ codes)}"
     assert set(CLIENT_TYPES) == protocol.REQUEST_TYPES
+
+
+def test_the_requests_served_before_hello_are_documented() -> None:
+    identity = PROTOCOL_MD.split("\n## Identity\n", 1)[1].split("\n## ", 1)[0]
+    item = re.search(r"^4\. Until `welcome`, only (.*?) are served", identity, flags=re.MULTILINE | re.DOTALL)
+    assert item, "docs/protocol.md, Identity, item 4"
+    documented = set(re.findall(r"`([a-z_]+)`", item.group(1)))
+    assert documented == {cls.__struct_config__.tag for cls in protocol.ANONYMOUS}
+    errors = PROTOCOL_MD.split("\n## Error codes\n", 1)[1]
+    row = re.search(r"^\| `not_identified` \| anything but ([^(|]*)", errors, flags=re.MULTILINE)
+    assert row and set(re.findall(r"`([a-z_]+)`", row.group(1))) == documented

@@ -16,7 +16,8 @@ from .results import BOARDS
 from .queries import Queries
 
 _LEADERBOARD = re.compile(rf"^/api/leaderboard/({'|'.join(BOARDS)})/([a-z0-9-]{{1,32}})$")
-_PLAYER = re.compile(r"^/api/players/(\d{1,18})$")
+_PLAYER = re.compile(r"^/api/players/([^/]+)$")
+_DIGITS = re.compile(r"[0-9]{1,16}")  # ASCII only: int() would also take " 7", "+7", "1_0" and "٧"
 _STATUS = {p.ErrorCode.NOT_FOUND: 404, p.ErrorCode.UNKNOWN_GAME: 404}
 
 
@@ -24,17 +25,16 @@ class BadQuery(ValueError):
     pass
 
 
+def _number(text: str, name: str, lo: int, hi: int) -> int:
+    """An integer parameter, from lo to hi (the websocket request's bounds, protocol.py)."""
+    if not _DIGITS.fullmatch(text) or not lo <= int(text) <= hi:
+        raise BadQuery(f"{name} must be an integer from {lo} to {hi}")
+    return int(text)
+
+
 def _int(query: dict[str, list[str]], name: str, default: int | None, lo: int, hi: int) -> int | None:
     values = query.get(name)
-    if not values:
-        return default
-    try:
-        value = int(values[0])
-    except ValueError:
-        raise BadQuery(f"{name} must be an integer") from None
-    if not lo <= value <= hi:
-        raise BadQuery(f"{name} must be between {lo} and {hi}")
-    return value
+    return _number(values[0], name, lo, hi) if values else default
 
 
 def _str(query: dict[str, list[str]], name: str) -> str | None:
@@ -45,7 +45,7 @@ def _str(query: dict[str, list[str]], name: str) -> str | None:
 async def handle(queries: Queries, path: str, query_string: str) -> tuple[int, dict[str, Any]]:
     query = parse_qs(query_string, keep_blank_values=False)
     try:
-        me = _int(query, "me", None, 1, 2**53)
+        me = _int(query, "me", None, 1, p.MAX_SAFE_INT)
         if path == "/api/games":
             return 200, queries.list_games()
         if path == "/api/daily":
@@ -55,15 +55,15 @@ async def handle(queries: Queries, path: str, query_string: str) -> tuple[int, d
             return 200, await queries.leaderboard(
                 board=board,
                 game=game,
-                deal=_int(query, "deal", None, 0, 2**53 - 1),
+                deal=_int(query, "deal", None, 0, p.MAX_SAFE_INT),
                 date_text=_str(query, "date"),
-                min_games=_int(query, "min_games", 10, 1, 10_000) or 10,
-                page=_int(query, "page", 1, 1, 1_000_000) or 1,
-                page_size=_int(query, "page_size", 20, 1, 100) or 20,
+                min_games=_int(query, "min_games", 10, 1, p.MAX_MIN_GAMES) or 10,
+                page=_int(query, "page", 1, 1, p.MAX_PAGE) or 1,
+                page_size=_int(query, "page_size", 20, 1, p.MAX_PAGE_SIZE) or 20,
                 viewer=me,
             )
         if m := _PLAYER.match(path):
-            return 200, await queries.profile(int(m.group(1)))
+            return 200, await queries.profile(_number(m.group(1), "the player id", 1, p.MAX_SAFE_INT))
         return 404, _error(p.ErrorCode.NOT_FOUND, f"no such API path: {path[:80]}")
     except BadQuery as exc:
         return 400, _error(p.ErrorCode.BAD_REQUEST, str(exc))

@@ -21,8 +21,15 @@ from .names import SENT_MAX_LENGTH
 from .results import Board
 
 MAX_FRAME_BYTES = 8 * 1024  # larger requests get "too_large"; see also the transport's hard cap
+# Every integer a request may carry is bounded, so that none reaches SQLite (64-bit
+# integers) or a JavaScript client (exact to 2^53 - 1) out of range. The HTTP API
+# (http_api.py) takes the same bounds.
+MAX_SAFE_INT = 2**53 - 1  # JavaScript's Number.MAX_SAFE_INTEGER
+MAX_PAGE, MAX_PAGE_SIZE, MAX_MIN_GAMES = 1_000_000, 100, 10_000  # leaderboard pages
 
 RequestId = Annotated[str, msgspec.Meta(max_length=64)] | Annotated[int, msgspec.Meta(ge=-(2**53), le=2**53)]
+DealNumber = Annotated[int, msgspec.Meta(ge=0, le=MAX_SAFE_INT)]
+PlayerId = Annotated[int, msgspec.Meta(ge=1, le=MAX_SAFE_INT)]
 # A name as sent; names.check_name gives its stored form (1-32 characters) or a bad_name.
 Name = Annotated[str, msgspec.Meta(min_length=1, max_length=SENT_MAX_LENGTH)]
 Token = Annotated[str, msgspec.Meta(min_length=1, max_length=128)]
@@ -81,7 +88,7 @@ class ListRaces(_Request, tag="list_races"):
 
 class CreateRace(_Request, tag="create_race"):
     game: Annotated[str, msgspec.Meta(max_length=32)]
-    deal: Annotated[int, msgspec.Meta(ge=0, le=2**53 - 1)] | None = None  # None: random
+    deal: DealNumber | None = None  # None: random
     private: bool = True
     time_limit_s: Annotated[int, msgspec.Meta(ge=30, le=4 * 3600)] | None = None
 
@@ -115,7 +122,7 @@ class Ping(_Request, tag="ping"):
 
 
 GameId = Annotated[str, msgspec.Meta(max_length=32)]
-IsoDate = Annotated[str, msgspec.Meta(pattern=r"^\d{4}-\d{2}-\d{2}$")]
+IsoDate = Annotated[str, msgspec.Meta(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")]  # ASCII digits, as the schema's
 
 
 class StartDaily(_Request, tag="start_daily"):
@@ -133,11 +140,11 @@ class Daily(_Request, tag="daily"):
 class Leaderboard(_Request, tag="leaderboard"):
     board: Board
     game: GameId
-    deal: Annotated[int, msgspec.Meta(ge=0, le=2**53 - 1)] | None = None  # board "deal"
+    deal: DealNumber | None = None  # board "deal"
     date: IsoDate | None = None  # board "daily"
-    min_games: Annotated[int, msgspec.Meta(ge=1, le=10_000)] = 10  # board "win_rate"
-    page: Annotated[int, msgspec.Meta(ge=1, le=1_000_000)] = 1
-    page_size: Annotated[int, msgspec.Meta(ge=1, le=100)] = 20
+    min_games: Annotated[int, msgspec.Meta(ge=1, le=MAX_MIN_GAMES)] = 10  # board "win_rate"
+    page: Annotated[int, msgspec.Meta(ge=1, le=MAX_PAGE)] = 1
+    page_size: Annotated[int, msgspec.Meta(ge=1, le=MAX_PAGE_SIZE)] = 20
 
 
 class Hint(_Request, tag="hint"):
@@ -145,7 +152,7 @@ class Hint(_Request, tag="hint"):
 
 
 class Profile(_Request, tag="profile"):
-    player_id: Annotated[int, msgspec.Meta(ge=1)] | None = None  # default: yourself
+    player_id: PlayerId | None = None  # default: yourself
 
 
 Request = (
@@ -189,6 +196,14 @@ def decode(frame: str | bytes) -> Request:
         raise _explain(frame, str(exc)) from None
     except msgspec.DecodeError:
         raise ProtocolError(ErrorCode.INVALID_JSON, "the message is not valid JSON") from None
+    except RecursionError:  # e.g. the tag looked for past a field nested thousands deep
+        raise _too_deep() from None
+
+
+def _too_deep() -> ProtocolError:
+    # msgspec raises RecursionError past the interpreter's recursion limit (about 1,000
+    # levels): no message of the protocol nests more than a few.
+    return ProtocolError(ErrorCode.BAD_MESSAGE, "the message is nested too deeply")
 
 
 def _explain(frame: str, detail: str) -> ProtocolError:
@@ -197,6 +212,8 @@ def _explain(frame: str, detail: str) -> ProtocolError:
         raw = msgspec.json.decode(frame)
     except msgspec.MsgspecError:  # valid JSON that msgspec still cannot hold, e.g. 1e400
         return ProtocolError(ErrorCode.BAD_MESSAGE, f"the message cannot be read: {detail}")
+    except RecursionError:  # the typed decoder stopped at the first level; this one goes down
+        return _too_deep()
     if not isinstance(raw, dict):
         return ProtocolError(ErrorCode.BAD_MESSAGE, "a message must be a JSON object with a 'type'")
     rid = raw.get("id")
@@ -224,7 +241,7 @@ def peek_id(frame: str | bytes) -> Any:
         return None
     try:
         rid = _id_decoder.decode(frame).id
-    except (msgspec.MsgspecError, UnicodeDecodeError):
+    except (msgspec.MsgspecError, UnicodeDecodeError, RecursionError):
         return None
     return rid if _valid_id(rid) else None
 

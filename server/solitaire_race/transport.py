@@ -14,8 +14,9 @@ import functools
 import json
 import logging
 import mimetypes
+import re
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,24 @@ from .gateway import Gateway
 log = logging.getLogger("solitaire_race.transport")
 
 WS_PATH = "/ws"
+SERVER_HEADER = "solitaire-race"
+# Headers on every HTTP response. The web client is plain ES modules and stylesheets from
+# this origin (its styles set from scripts go through the CSSOM, which style-src allows);
+# the favicon is a data: URL; the websocket is same-origin ('self' covers ws: and wss:).
+SECURITY_HEADERS = (
+    ("Content-Security-Policy",
+     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+     "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"),
+    ("X-Frame-Options", "DENY"),  # frame-ancestors, for browsers without CSP level 2
+    ("X-Content-Type-Options", "nosniff"),
+    ("Referrer-Policy", "no-referrer"),  # a join link's code stays on this site
+)
+METHODS = (b"GET", b"HEAD")  # every path; anything else is 405
+_REQUEST_STARTS = tuple(method + b" " for method in METHODS)  # a request line's first bytes
+# The web client's file names (client/web/): letters, digits, ".", "_" and "-", not
+# starting with a dot, in a few folders at most.
+_STATIC_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}")
+_MAX_DEPTH = 4
 MAX_FRAGMENTS = 64  # frames in one message: a message of 64 KiB in one-byte frames is an attack
 # Read for every frame: a module constant is read in ~20 ns, ``Opcode.TEXT`` in ~90 ns on
 # CPython 3.11 (measured).
@@ -58,6 +77,28 @@ class RaceConnection(ServerConnection):
         self.early: tuple[str | bytes, ...] = ()  # messages that came before ``attach``
         self.fragments: tuple[bytes | bytearray | memoryview, ...] = ()  # of a message sent in several frames
         self.opcode = _TEXT  # of that message: its first frame's
+        # The sans-I/O protocol parses the request with a generator it just started; ours
+        # runs first (it takes over the same reader, which has read nothing yet).
+        self.protocol.parser = self._screen_method()
+        next(self.protocol.parser)
+
+    def _screen_method(self) -> Generator[None, None, None]:
+        """Refuse every HTTP method but GET and HEAD with 405, then hand over to websockets'
+        request parser. That parser reads a request of any method and ``HttpSite`` would
+        answer it as a GET, except a request with a body (a form's POST), which it drops
+        without an answer."""
+        protocol = self.protocol
+        reader = protocol.reader
+        while len(reader.buffer) < max(map(len, _REQUEST_STARTS)) and not reader.eof:
+            yield  # peek: the request stays in the buffer for the parser
+        if reader.buffer and not reader.buffer.startswith(_REQUEST_STARTS):
+            response = http_response(HTTPStatus.METHOD_NOT_ALLOWED, b"method not allowed\n", "text/plain; charset=utf-8")
+            response.headers["Allow"] = ", ".join(m.decode() for m in METHODS)
+            response.headers["Connection"] = "close"  # the request's body, if any, is not read
+            response.headers["Server"] = SERVER_HEADER
+            protocol.send_response(response)  # hands the rest of the stream to a discarding parser
+            yield
+        yield from protocol.parse()
 
     def attach(self, deliver: Callable[[str | bytes], None]) -> None:
         """From now on give every message to ``deliver``, starting with any already here."""
@@ -79,7 +120,7 @@ class RaceConnection(ServerConnection):
                 self.opcode = event.opcode
             self.fragments += (event.data,)
             if not event.fin:
-                if len(self.fragments) > MAX_FRAGMENTS:
+                if len(self.fragments) >= MAX_FRAGMENTS:  # this frame is not the last: more to come
                     self._fail(CloseCode.MESSAGE_TOO_BIG, "too many fragments")
                 return
             data, opcode, self.fragments = b"".join(self.fragments), self.opcode, ()
@@ -152,36 +193,55 @@ class HttpSite:
     async def __call__(self, connection: ServerConnection, request: Request) -> Response | None:
         path, _, query = request.path.partition("?")
         if path == WS_PATH:
-            return None  # let the websocket handshake proceed
+            return None  # let the websocket handshake proceed (a GET only: websockets says 405)
+        response = await self._answer(path, query)
+        if request.method == "HEAD":
+            response.body = b""  # the GET's headers, Content-Length included
+        return response
+
+    async def _answer(self, path: str, query: str) -> Response:
         if path == "/healthz":
-            return self._response(HTTPStatus.OK, b"ok\n", "text/plain; charset=utf-8")
+            return http_response(HTTPStatus.OK, b"ok\n", "text/plain; charset=utf-8")
         if path == "/metrics":
             body = self.gateway.metrics.render().encode("utf-8")
-            return self._response(HTTPStatus.OK, body, "text/plain; version=0.0.4; charset=utf-8")
+            return http_response(HTTPStatus.OK, body, "text/plain; version=0.0.4; charset=utf-8")
         if path.startswith("/api/"):
             status, data = await http_api.handle(self.gateway.queries, path, query)
             body = json.dumps(data, ensure_ascii=False).encode("utf-8")
-            return self._response(HTTPStatus(status), body, "application/json; charset=utf-8")
+            return http_response(HTTPStatus(status), body, "application/json; charset=utf-8")
         path = "/index.html" if path.startswith("/join/") else self.PAGES.get(path, path)
-        file = (self.root / path.lstrip("/")).resolve()
-        if not file.is_relative_to(self.root) or not file.is_file():
-            return self._response(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain; charset=utf-8")
-        kind = mimetypes.guess_type(file.name)[0] or "application/octet-stream"
+        found = self._static_file(path)
+        if found is None:
+            return http_response(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain; charset=utf-8")
+        name, body = found
+        kind = mimetypes.guess_type(name)[0] or "application/octet-stream"
         if kind.startswith("text/") or kind in ("application/javascript", "application/json"):
             kind += "; charset=utf-8"
-        return self._response(HTTPStatus.OK, file.read_bytes(), kind)
+        return http_response(HTTPStatus.OK, body, kind)
 
-    @staticmethod
-    def _response(status: HTTPStatus, body: bytes, content_type: str) -> Response:
-        headers = Headers(
-            [
-                ("Content-Type", content_type),
-                ("Content-Length", str(len(body))),
-                ("Cache-Control", "no-cache"),
-                ("X-Content-Type-Options", "nosniff"),
-            ]
-        )
-        return Response(status.value, status.phrase, headers, body)
+    def _static_file(self, path: str) -> tuple[str, bytes] | None:
+        """The name and content of the web client's file at ``path``, or None. Only a path
+        made of names such as the client's own files have reaches the filesystem, so no
+        request can make a lookup fail (a NUL byte, a name past the filesystem's 255 bytes)
+        or name a hidden file; ``..`` is not a name, and a symlink must resolve inside the
+        folder."""
+        parts = path[1:].split("/")
+        if len(parts) > _MAX_DEPTH or not all(_STATIC_NAME.fullmatch(part) for part in parts):
+            return None
+        try:
+            file = self.root.joinpath(*parts).resolve()
+            if file.is_relative_to(self.root) and file.is_file():
+                return file.name, file.read_bytes()
+        except (OSError, RuntimeError):  # gone meanwhile, unreadable, a symlink loop
+            pass
+        return None
+
+
+def http_response(status: HTTPStatus, body: bytes, content_type: str) -> Response:
+    headers = Headers(
+        [("Content-Type", content_type), ("Content-Length", str(len(body))), ("Cache-Control", "no-cache"), *SECURITY_HEADERS]
+    )
+    return Response(status.value, status.phrase, headers, body)
 
 
 class NoFrameDumps(logging.LoggerAdapter):  # type: ignore[type-arg]
@@ -225,7 +285,7 @@ async def start(gateway: Gateway, config: Config) -> Server:
         create_connection=RaceConnection,
         compression=None,  # small messages: deflate costs more than it saves (docs/performance)
         max_size=config.max_frame_bytes,
-        server_header="solitaire-race",
+        server_header=SERVER_HEADER,
         logger=NoFrameDumps(logging.getLogger("websockets.server"), {}),
     )
     loop.create_task(close_idle(server, open_connections, config.idle_timeout_s))

@@ -31,15 +31,15 @@ async def test_daily_board_pages_own_row_and_board_switch(app: App, clients: Any
     await page.screenshot(path=str(screenshots / "leaderboard-daily.png"))
 
     await page.click("#next-page")
-    await page.wait_for_function("document.querySelector('#page-label').textContent === 'page 2 of 2'")
+    await page.wait_for_function("() => document.querySelector('#page-label').textContent === 'page 2 of 2'")
     names = await page.locator("#rows tr td:nth-child(2)").all_inner_texts()
     assert names == ["racer20", "racer21", "racer22"]
     assert "page=2" in page.url
 
     await page.click("button[data-board=win_rate]")
-    await page.wait_for_function("document.querySelector('#summary').textContent.includes('win rate')")
+    await page.wait_for_function("() => document.querySelector('#summary').textContent.includes('win rate')")
     assert "No results yet" in await page.locator("#rows").inner_text()  # nobody has 10 games
     await page.fill("#min-games", "1")
     await page.dispatch_event("#min-games", "change")
-    await page.wait_for_function("document.querySelectorAll('#rows tr:not(.gap)').length === 21")
+    await page.wait_for_function("() => document.querySelectorAll('#rows tr:not(.gap)').length === 21")
     assert await page.locator("#rows tr td:nth-child(3)").first.inner_text() == "0%"

@@ -31,7 +31,7 @@ async def the_page_reconnects_and_resumes_the_same_game(app: App, ann: Racer) ->
     assert before
     for connection in before:
         await connection.close()
-    await ann.page.wait_for_function("document.body.dataset.connection === 'open'")
+    await ann.page.wait_for_function("() => document.body.dataset.connection === 'open'")
     await expect(ann.page.locator("#banner")).to_be_hidden()
     assert set(app.server.connections).isdisjoint(before)
     await ann.expect_moves(3)

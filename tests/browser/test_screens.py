@@ -82,12 +82,12 @@ async def test_each_screen_stops_its_timers_when_it_is_left(tmp_path: Path, brow
         await ann.leave_race()
         await intervals(ann, [RACES_REFRESH_MS])
         await expect(page.locator("#daily-list li[data-game=patriarchs] .preparing")).to_be_visible()
-        await page.wait_for_function(f"window.timers().timeouts.includes({DAILY_RETRY_MS})")
+        await page.wait_for_function(f"() => window.timers().timeouts.includes({DAILY_RETRY_MS})")
 
         # the daily, once chosen, needs no retry any more
         gate.set()
         await expect(page.locator("#daily-list li[data-game=patriarchs] button")).to_have_text("Play", timeout=10_000)
-        await page.wait_for_function(f"!window.timers().timeouts.includes({DAILY_RETRY_MS})")
+        await page.wait_for_function(f"() => !window.timers().timeouts.includes({DAILY_RETRY_MS})")
         await intervals(ann, [RACES_REFRESH_MS])
         assert ann.errors == []
     finally:
