@@ -59,7 +59,8 @@ def build() -> dict[str, Any]:
     def ok(schema: str, text: str) -> dict[str, Any]:
         return {"200": {"description": text, "content": {"application/json": {"schema": {"$ref": f"#/$defs/{schema}"}}}},
                 "400": {"description": "A bad parameter: an integer out of its bounds or not written in ASCII digits, an impossible date, a `deal` board without `deal`.", "content": {"application/json": {"schema": {"$ref": "#/$defs/ErrorBody"}}}},
-                "404": {"description": "Unknown game, player, path, or a date not announced yet.", "content": {"application/json": {"schema": {"$ref": "#/$defs/ErrorBody"}}}}}
+                "404": {"description": "Unknown game, player, path, or a date not announced yet.", "content": {"application/json": {"schema": {"$ref": "#/$defs/ErrorBody"}}}},
+                "503": {"description": "`storage_unavailable`: the database cannot be read right now (a full disk, an I/O error, a damaged page); retry shortly.", "content": {"application/json": {"schema": {"$ref": "#/$defs/ErrorBody"}}}}}
 
     paths = {
         "/api/games": {"get": {"summary": "The games", "operationId": "games", "responses": ok("GamesBody", "Every game with its id, name and summary.")}},

@@ -28,7 +28,7 @@ from solitaire_race.app import App
 from solitaire_race.store import StorageUnavailable, Store
 from solitaire_race.store import store as store_module
 
-from .conftest import Client, make_config
+from .conftest import Client, http_json, make_config
 from .test_crash import GAME, DEAL, LINE, Server, connect
 from .test_store import new_player, new_race, T0, url_for
 from .test_writer import logged
@@ -284,4 +284,34 @@ async def test_a_race_starts_for_its_racers_only_once_its_start_is_saved(
     finally:
         if holder is not None and holder.poll() is None:
             holder.kill()
+        await app.stop()
+
+
+async def test_the_http_api_answers_503_when_the_database_cannot_be_read(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A real damaged file under a running server: every page after the first overwritten,
+    so SQLite reads garbage (SQLITE_CORRUPT). The JSON API says the storage is unavailable,
+    with one log line and no traceback, instead of a 500."""
+    app = await App.start(make_config(tmp_path))
+    db = tmp_path / "race.sqlite3"
+    try:
+        ann = await Client.connect(app)
+        player = (await ann.hello("ann"))["player"]
+        await ann.close()
+        assert (await http_json(app, f"/api/players/{player['id']}"))[0] == 200
+        with sqlite3.connect(db) as conn:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # every page in the file itself
+        size = db.stat().st_size
+        with db.open("r+b") as file:
+            file.seek(4096)
+            file.write(b"\xa5" * (size - 4096))
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="solitaire_race"):
+            status, body = await http_json(app, f"/api/players/{player['id']}")
+        assert status == 503 and body["error"]["code"] == "storage_unavailable", body
+        lines = [r for r in caplog.records if r.name == "solitaire_race.http_api"]
+        assert [(r.levelname, r.getMessage()) for r in lines] == [("WARNING", "storage_unavailable")]
+        assert lines[0].exc_info is None
+    finally:
         await app.stop()

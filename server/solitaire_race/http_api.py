@@ -7,17 +7,21 @@ Returns (status, JSON body); the transport turns that into an HTTP response.
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any
 from urllib.parse import parse_qs
 
 from . import protocol as p
 from .results import BOARDS
+from .observe import event
 from .queries import Queries
+from .store import StorageUnavailable
 
 _LEADERBOARD = re.compile(rf"^/api/leaderboard/({'|'.join(BOARDS)})/([a-z0-9-]{{1,32}})$")
 _PLAYER = re.compile(r"^/api/players/([^/]+)$")
 _DIGITS = re.compile(r"[0-9]{1,16}")  # ASCII only: int() would also take " 7", "+7", "1_0" and "٧"
+log = logging.getLogger("solitaire_race.http_api")
 _STATUS = {p.ErrorCode.NOT_FOUND: 404, p.ErrorCode.UNKNOWN_GAME: 404}
 
 
@@ -69,6 +73,9 @@ async def handle(queries: Queries, path: str, query_string: str) -> tuple[int, d
         return 400, _error(p.ErrorCode.BAD_REQUEST, str(exc))
     except p.ProtocolError as exc:
         return _STATUS.get(exc.code, 400), _error(exc.code, exc.message)
+    except StorageUnavailable as exc:  # a full disk, a damaged page: one line, no traceback
+        event(log, "storage_unavailable", logging.WARNING, path=path[:80], reason=exc.reason)
+        return 503, _error(p.ErrorCode.STORAGE_UNAVAILABLE, "the database cannot be read right now: try again shortly")
 
 
 def _error(code: p.ErrorCode, message: str) -> dict[str, Any]:
