@@ -25,7 +25,8 @@ from typing import Any
 import pytest
 
 from solitaire_race.app import App
-from solitaire_race.store import StorageUnavailable, Store
+from solitaire_race.names import name_key
+from solitaire_race.store import StorageUnavailable, Store, hash_token
 from solitaire_race.store import store as store_module
 
 from .conftest import Client, http_json, make_config
@@ -291,15 +292,18 @@ async def test_the_http_api_answers_503_when_the_database_cannot_be_read(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A real damaged file under a running server: every page after the first overwritten,
-    so SQLite reads garbage (SQLITE_CORRUPT). The JSON API says the storage is unavailable,
-    with one log line and no traceback, instead of a 500."""
+    so SQLite reads garbage (SQLITE_CORRUPT) for any page it has not cached yet: the last
+    of 3,000 players was never read. The JSON API says the storage is unavailable, with one
+    log line and no traceback, instead of a 500."""
     app = await App.start(make_config(tmp_path))
     db = tmp_path / "race.sqlite3"
     try:
-        ann = await Client.connect(app)
-        player = (await ann.hello("ann"))["player"]
-        await ann.close()
-        assert (await http_json(app, f"/api/players/{player['id']}"))[0] == 200
+        with sqlite3.connect(db) as conn:
+            conn.executemany(
+                "INSERT INTO players (name, name_key, token_hash, created_at) VALUES (?, ?, ?, 1795000000000000)",
+                [(f"p{i}", name_key(f"p{i}"), hash_token(f"t{i}")) for i in range(3000)],
+            )
+        assert (await http_json(app, "/api/players/1"))[0] == 200
         with sqlite3.connect(db) as conn:
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # every page in the file itself
         size = db.stat().st_size
@@ -308,7 +312,7 @@ async def test_the_http_api_answers_503_when_the_database_cannot_be_read(
             file.write(b"\xa5" * (size - 4096))
         caplog.clear()
         with caplog.at_level(logging.INFO, logger="solitaire_race"):
-            status, body = await http_json(app, f"/api/players/{player['id']}")
+            status, body = await http_json(app, "/api/players/3000")
         assert status == 503 and body["error"]["code"] == "storage_unavailable", body
         lines = [r for r in caplog.records if r.name == "solitaire_race.http_api"]
         assert [(r.levelname, r.getMessage()) for r in lines] == [("WARNING", "storage_unavailable")]
