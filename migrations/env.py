@@ -21,7 +21,7 @@ from sqlalchemy.engine import Connection
 
 from solitaire_race.store.migrate import check_sqlite_foreign_keys, sqlite_foreign_keys_off
 from solitaire_race.store.models import Base, UTCDateTime
-from solitaire_race.store.store import ensure_sqlite_directory, make_engine
+from solitaire_race.store.engines import ensure_sqlite_directory, make_engine
 
 config = context.config
 shared_connection: Connection | None = config.attributes.get("connection")
@@ -72,7 +72,7 @@ def do_run_migrations(connection: Connection) -> None:
             target_metadata=target_metadata,
             # SQLite cannot ALTER most things: rebuild tables by copy-and-rename.
             render_as_batch=is_sqlite,
-            # Our engines emit BEGIN themselves (see store.make_engine), so SQLite DDL is
+            # Our engines emit BEGIN themselves (see store/engines.py), so SQLite DDL is
             # transactional: the whole upgrade commits or rolls back as one.
             transactional_ddl=True if is_sqlite else None,
             render_item=render_item,

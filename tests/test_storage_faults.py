@@ -27,7 +27,7 @@ import pytest
 from solitaire_race.app import App
 from solitaire_race.names import name_key
 from solitaire_race.store import StorageUnavailable, Store, hash_token
-from solitaire_race.store import store as store_module
+from solitaire_race.store import engines as store_engines
 
 from .conftest import Client, http_json, make_config
 from .test_crash import GAME, DEAL, LINE, Server, connect
@@ -190,7 +190,7 @@ async def test_a_write_lock_held_past_the_busy_timeout_is_storage_unavailable(
 ) -> None:
     """Another process holds SQLite's write lock longer than the busy timeout (shortened
     here from 5 s): the move waits that long on the writer thread, then is refused."""
-    monkeypatch.setattr(store_module, "BUSY_TIMEOUT_MS", 300)
+    monkeypatch.setattr(store_engines, "BUSY_TIMEOUT_MS", 300)
     app = await App.start(make_config(tmp_path))
     db = tmp_path / "race.sqlite3"
     holder: subprocess.Popen[str] | None = None
@@ -257,7 +257,7 @@ async def test_a_race_starts_for_its_racers_only_once_its_start_is_saved(
     """The start of a race is saved before `race_started` tells anyone: while another
     process holds the write lock, the racers wait (the start is retried), and once it is
     saved the race runs; a move is never logged for a race the database holds as a lobby."""
-    monkeypatch.setattr(store_module, "BUSY_TIMEOUT_MS", 300)
+    monkeypatch.setattr(store_engines, "BUSY_TIMEOUT_MS", 300)
     app = await App.start(make_config(tmp_path))
     db = tmp_path / "race.sqlite3"
     ann = await Client.connect(app)

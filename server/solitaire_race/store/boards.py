@@ -30,7 +30,7 @@ from ..results import BOARDS, RacerOutcome
 from .models import Player, PlayerStats, Result
 from .records import LeaderboardEntry, LeaderboardPage
 
-__all__ = ["BOARDS", "daily_board", "result_board", "stat_board"]
+__all__ = ["BOARDS", "result_board", "stats_board"]
 
 
 def _window(page: int, page_size: int) -> tuple[int, int]:
