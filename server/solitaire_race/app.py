@@ -29,6 +29,7 @@ from .gateway import Gateway, Outbox
 from .identity import Identity
 from .observe import Metrics
 from .queries import Queries
+from .race_clock import RaceClock
 from .races import Races
 from .recovery import recover
 from .store import Store
@@ -39,7 +40,8 @@ log = logging.getLogger("solitaire_race")
 
 class App:
     def __init__(
-        self, config: Config, store: Store, planner: DailyPlanner, races: Races, gateway: Gateway, server: Server
+        self, config: Config, store: Store, planner: DailyPlanner, races: Races, gateway: Gateway, server: Server,
+        clock: RaceClock,
     ) -> None:
         self.config = config
         self.store = store
@@ -47,6 +49,7 @@ class App:
         self.races = races
         self.gateway = gateway
         self.server = server
+        self.clock = clock
 
     @classmethod
     async def start(
@@ -56,6 +59,7 @@ class App:
         picks a day's deal (default: from ``config.daily_solver_nodes``); tests inject them."""
         store = await Store.open(config.db_url, serve=True)  # locked to this process, checked in full first
         planner: DailyPlanner | None = None
+        clock = RaceClock()
         try:
             secret = config.secret.encode("utf-8") if config.secret else await store.deal_secret()
             metrics = Metrics()
@@ -68,8 +72,10 @@ class App:
             planner = DailyPlanner(store, list(games), choose_daily, wall_clock, fallback=first_candidate(secret))
             queries = Queries(store=store, games=games, planner=planner, wall_clock=wall_clock)
             outbox = Outbox()
+            clock = RaceClock(metrics=metrics)  # server stalls are charged to no racer
+            clock.start()
             races = Races(
-                store=store, secret=secret, config=config, clock=time.monotonic, wall_clock=wall_clock,
+                store=store, secret=secret, config=config, clock=clock, wall_clock=wall_clock,
                 queries=queries, delivery=outbox, metrics=metrics,
             )
             gateway = Gateway(
@@ -82,13 +88,14 @@ class App:
             planner.start()
             server = await transport.start(gateway, config)
         except BaseException:
+            clock.stop()
             if planner is not None:
                 await planner.close()
             await store.close()
             raise
         config = config.with_public_url(transport.bound_port(server))
         races.config = gateway.config = config
-        return cls(config, store, planner, races, gateway, server)
+        return cls(config, store, planner, races, gateway, server, clock)
 
     @property
     def url(self) -> str:
@@ -106,6 +113,7 @@ class App:
         await self.planner.close()  # stops a solver worker mid-search: the next start redoes it
         self.server.close()
         await self.server.wait_closed()
+        self.clock.stop()
         await self.store.close()
 
 
