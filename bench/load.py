@@ -495,7 +495,7 @@ def start_server(kind: str, db: Path, loop: str = "auto") -> tuple[subprocess.Po
         cmd = [sys.executable, __file__, "echo-server", loop]
     else:
         cmd = [sys.executable, "-m", "solitaire_race.cli", "serve", "--port", "0", "--db", f"sqlite+aiosqlite:///{db}",
-               "--secret", SECRET, "--countdown", "0", "--rate-limit", "0", "--daily-solver-nodes", "0", "--loop", loop]
+               "--secret", SECRET, "--countdown", "0", "--rate-limit", "0", "--new-players-per-hour", "0", "--daily-solver-nodes", "0", "--loop", loop]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
                             preexec_fn=lambda: (os.sched_setaffinity(0, {SERVER_CPU}), raise_fd_limit()))
     for _ in range(200):

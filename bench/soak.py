@@ -43,7 +43,7 @@ from load import GAME, SECRET, Player, Racer, raise_fd_limit, rss_bytes, ws_conn
 def start_server(db: Path) -> tuple[subprocess.Popen[str], str, str]:
     """The race server in its own process: (process, websocket URL, HTTP base URL)."""
     cmd = [sys.executable, "-m", "solitaire_race.cli", "serve", "--port", "0", "--db", f"sqlite+aiosqlite:///{db}",
-           "--secret", SECRET, "--countdown", "0", "--daily-solver-nodes", "0"]
+           "--secret", SECRET, "--countdown", "0", "--daily-solver-nodes", "0", "--new-players-per-hour", "0"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"}, preexec_fn=raise_fd_limit)
     for _ in range(200):

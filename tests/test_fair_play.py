@@ -1,4 +1,5 @@
-"""Fair play: a stall of the server is charged to no racer (``race_clock.py``)."""
+"""Fair play: a stall of the server is charged to no racer (``race_clock.py``); new
+identities are limited per client address."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import signal
 import time
 from pathlib import Path
 
+from solitaire_race.app import App
 from solitaire_race.race_clock import RaceClock
 
+from .conftest import Client, make_config
 from .test_crash import DEAL, GAME, LINE, Server, connect
 
 
@@ -72,3 +75,25 @@ async def test_a_sigstop_of_the_server_is_charged_to_no_racer(tmp_path: Path) ->
         await bob.close()
     finally:
         server.stop()
+
+
+async def test_new_identities_are_limited_per_client_address(tmp_path: Path) -> None:
+    """Identities are free, but not in bulk: past ``new_players_per_hour`` from one
+    address, a new one is refused (rate_limited); signing in with a token is never limited."""
+    app = await App.start(make_config(tmp_path, new_players_per_hour=3))
+    made: list[Client] = []
+    try:
+        for name in ("ann", "bob", "cat"):
+            client = await Client.connect(app)
+            made.append(client)
+            assert (await client.hello(name))["type"] == "welcome"
+        extra = await Client.connect(app)
+        made.append(extra)
+        refused = await extra.hello("dan")
+        assert refused["type"] == "error" and refused["code"] == "rate_limited", refused
+        assert "new players from your address" in refused["message"]
+        assert (await extra.hello(token=made[0].token))["player"]["name"] == "ann"  # a token: never limited
+    finally:
+        for client in made:
+            await client.close()
+        await app.stop()

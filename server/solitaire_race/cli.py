@@ -217,6 +217,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         countdown_s=args.countdown,
         daily_solver_nodes=args.daily_solver_nodes,
         **_rate_limit(args.rate_limit),
+        new_players_per_hour=args.new_players_per_hour,
         event_loop=args.loop,
     )
     try:
@@ -363,6 +364,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="solver nodes per candidate daily deal (default 100000); 0: no solver, no par",
     )
     srv.add_argument("--rate-limit", type=float, help="messages per second per connection (default 20; 0: no limit, for load tests)")
+    srv.add_argument(
+        "--new-players-per-hour", type=int, metavar="N",
+        help="new identities per client address per hour (default 20; 0: no limit, for load tests)",
+    )
     srv.add_argument(
         "--loop", choices=EVENT_LOOPS,
         help="event loop (default auto: uvloop where it is installed, else asyncio's own)",

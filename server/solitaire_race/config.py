@@ -35,6 +35,7 @@ class Config:
     rate_per_s: float = 20.0  # messages per second per connection, sustained...
     rate_burst: int = 40  # ...with bursts up to this many
     abuse_limit: int = 100  # refused messages in a row before the connection is closed
+    new_players_per_hour: int = 20  # new identities per client address per hour, in bursts of as many (0: no limit)
     max_rooms_per_player: int = 3  # unfinished races a player has created
     idle_timeout_s: float = 1800.0  # a connection that sends nothing this long is closed
     max_send_buffer: int = 1024 * 1024  # bytes queued for a client that does not read

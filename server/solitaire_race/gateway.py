@@ -32,6 +32,7 @@ log = logging.getLogger("solitaire_race.gateway")
 # A session's frames waiting to be served: past HIGH its peer stops reading (as websockets'
 # own queue does, at 16 messages), and it reads again once they are down to LOW.
 INBOX_HIGH, INBOX_LOW = 16, 4
+NEW_IDENTITY_ADDRESSES = 100_000  # addresses whose new identities are counted, at most
 
 
 class Peer(Protocol):
@@ -61,6 +62,10 @@ class TokenBucket:
             self.tokens -= 1
             return True
         return False
+
+    def full(self, now: float) -> bool:
+        """As if never used: nothing to remember about it."""
+        return self.tokens + (now - self.stamp) * self.rate >= self.burst
 
 
 class FrameQueue:
@@ -141,6 +146,7 @@ class Session:
     peer: Peer
     bucket: TokenBucket
     id: int
+    address: str = ""  # the client's IP address (a proxy's, behind one)
     frames: FrameQueue = field(init=False)
     player: PlayerRecord | None = None
     refused: int = 0  # messages refused by the rate limit in a row
@@ -181,6 +187,7 @@ class Gateway:
         self.sessions = 0  # open connections
         self._next_session = 0
         self._frames_counted = metrics.counter("solitaire_messages_total")
+        self._new_identities: dict[str, TokenBucket] = {}  # client address -> its new identities' bucket
         # Requests answered with data (the reply's fields), and those that act on a race
         # (which answer through the outbox); ``move`` has a path of its own (``_move``).
         self._answers: dict[type, Callable[[Session, Any], Coroutine[Any, Any, dict[str, Any]]]] = {
@@ -195,10 +202,11 @@ class Gateway:
         metrics.gauge("solitaire_players_online", "Identified players connected.", lambda: [({}, len(self.outbox.online))])
 
     # --- connections -------------------------------------------------------------------
-    def connect(self, peer: Peer) -> Session:
+    def connect(self, peer: Peer, address: str = "") -> Session:
         self.sessions += 1
         self._next_session += 1
-        session = Session(peer, TokenBucket(self.config.rate_per_s, self.config.rate_burst, self.clock()), self._next_session)
+        bucket = TokenBucket(self.config.rate_per_s, self.config.rate_burst, self.clock())
+        session = Session(peer, bucket, self._next_session, address)
         session.frames = FrameQueue(functools.partial(self._serve, session), peer)
         event(log, "connected", conn=session.id)
         return session
@@ -325,6 +333,8 @@ class Gateway:
     async def _hello(self, session: Session, req: p.Hello) -> None:
         if session.player is not None:
             raise p.ProtocolError(p.ErrorCode.ALREADY_IDENTIFIED, f"already identified as {session.player.name}")
+        if req.token is None and self.config.new_players_per_hour:  # identities are free, but not in bulk
+            self._new_identity_allowed(session.address)
         player, token = await self.identity.sign_in(req.name, req.token)
         online = self.outbox.online
         older = online.get(player.id)
@@ -341,6 +351,23 @@ class Gateway:
         if token is not None:
             welcome["token"] = token
         session.peer.send(welcome)
+
+    def _new_identity_allowed(self, address: str) -> None:
+        """At most ``new_players_per_hour`` new identities per client address, in bursts of
+        as many (a family or a classroom behind one address fits). Counted per process; a
+        cluster counts them in Redis."""
+        now = self.clock()
+        per_hour = self.config.new_players_per_hour
+        bucket = self._new_identities.get(address)
+        if bucket is None:
+            if len(self._new_identities) >= NEW_IDENTITY_ADDRESSES:  # bounded: full buckets are forgotten
+                self._new_identities = {a: b for a, b in self._new_identities.items() if not b.full(now)}
+            bucket = self._new_identities[address] = TokenBucket(per_hour / 3600, per_hour, now)
+        if not bucket.allow(now):
+            raise p.ProtocolError(
+                p.ErrorCode.RATE_LIMITED,
+                f"too many new players from your address (at most {per_hour} an hour): sign in with your token, or try again later",
+            )
 
     # --- requests answered with data ---------------------------------------------------
     async def _ping(self, session: Session, req: p.Ping) -> dict[str, Any]:

@@ -268,7 +268,8 @@ async def start(gateway: Gateway, config: Config) -> Server:
         if config.socket_send_buffer:
             sock = connection.transport.get_extra_info("socket")
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, config.socket_send_buffer)
-        session = gateway.connect(WebSocketPeer(connection, config.max_send_buffer, dropped))
+        address = connection.remote_address[0] if connection.remote_address else ""
+        session = gateway.connect(WebSocketPeer(connection, config.max_send_buffer, dropped), str(address))
         open_connections.add(connection)
         try:
             connection.attach(functools.partial(gateway.receive, session))
