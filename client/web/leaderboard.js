@@ -2,7 +2,7 @@
 // State lives in the URL (?game=&board=&date=&deal=&min_games=&page=&me=), so a board can be
 // linked, e.g. from the end of a race: /leaderboard?game=cruel&deal=42. Times, storage and
 // DOM helpers are the client's own (js/), so a time reads the same here as on the race screen.
-import { formatTime, OUTCOME_LABELS } from "./js/format.js";
+import { earnsMedal, formatTime, OUTCOME_LABELS } from "./js/format.js";
 import { storage } from "./js/storage.js";
 import { $, h } from "./js/util.js";
 
@@ -27,7 +27,7 @@ const vsPar = (e, par) => {
 
 function columns(board, par) {
   if (board === "deal" || board === "daily")
-    return [["#", (e) => e.rank, (e) => (e.rank <= 3 ? `medal medal-${e.rank}` : "")], ["Player", (e) => e.name], ["Result", (e) => OUTCOME_LABELS[e.outcome] ?? e.outcome, (e) => (e.outcome === "won" ? "won" : "")],
+    return [["#", (e) => e.rank, (e) => (earnsMedal(e) ? `medal medal-${e.rank}` : "")], ["Player", (e) => e.name], ["Result", (e) => OUTCOME_LABELS[e.outcome] ?? e.outcome, (e) => (e.outcome === "won" ? "won" : "")],
             ["Time", (e) => formatTime(e.outcome === "won" ? e.time_ms : null), null, "num"], ["Moves", (e) => e.moves, null, "num"],
             ...(par != null ? [[`vs par ${par}`, (e) => vsPar(e, par), null, "num"]] : []),
             ["Cards home", (e) => `${e.home}/${e.total}`, null, "num opt"]];

@@ -8,6 +8,8 @@ from typing import Any
 from playwright.async_api import Browser
 
 from solitaire_race.app import App
+from solitaire_race.client.known import legal_moves
+from solitaire_race.engine import get_game
 
 
 async def test_daily_board_pages_own_row_and_board_switch(app: App, clients: Any, browser: Browser, screenshots: Path) -> None:
@@ -43,3 +45,34 @@ async def test_daily_board_pages_own_row_and_board_switch(app: App, clients: Any
     await page.dispatch_event("#min-games", "change")
     await page.wait_for_function("() => document.querySelectorAll('#rows tr:not(.gap)').length === 21")
     assert await page.locator("#rows tr td:nth-child(3)").first.inner_text() == "0%"
+
+
+async def test_medals_go_only_to_results_that_earned_them(app: App, clients: Any, browser: Browser, screenshots: Path) -> None:
+    """Daily attempts resigned without a move rank 1-3 on the board, but earn no medal;
+    one with a move made does."""
+    resigned = []
+    for i in range(2):
+        client = await clients(f"idle{i}")
+        await client.request({"type": "start_daily", "game": "cruel"})
+        await client.request({"type": "resign"})
+        await client.expect("race_finished")
+        resigned.append(client)
+    mover = await clients("mover")
+    started = await mover.request({"type": "start_daily", "game": "cruel"})
+    game = get_game("cruel")
+    move = game.format_move(legal_moves(started["view"])[0])
+    assert (await mover.request({"type": "move", "moves": [move]}))["applied"] == [move]
+    await mover.request({"type": "resign"})
+    await mover.expect("race_finished")
+
+    page = await browser.new_page(viewport={"width": 1100, "height": 900})
+    await page.goto(f"{app.url}leaderboard?game=cruel")
+    await page.wait_for_selector("#rows tr")
+    rows = page.locator("#rows tr:not(.gap)")
+    by_name = {}
+    for i in range(await rows.count()):
+        name = await rows.nth(i).locator("td:nth-child(2)").inner_text()
+        by_name[name] = await rows.nth(i).locator("td:first-child").get_attribute("class") or ""
+    assert "medal" in by_name["mover"], by_name  # one move: a game played
+    assert "medal" not in by_name["idle0"] and "medal" not in by_name["idle1"], by_name
+    await page.screenshot(path=str(screenshots / "leaderboard-medals.png"))

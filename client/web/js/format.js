@@ -21,6 +21,10 @@ export function formatTime(ms) {
 /** "KXPMRT" as "KXP MRT": easier to read aloud. */
 export const spacedCode = (code) => `${code.slice(0, 3)} ${code.slice(3)}`;
 
+/** A place 1-3 earns a medal only with a game played: a win, or at least one move (a racer
+ * who resigned or left without moving is ranked, but gets no medal). docs/fair-play.md. */
+export const earnsMedal = (entry) => entry.rank <= 3 && (entry.outcome === "won" || entry.moves > 0);
+
 export const OUTCOME_LABELS = {
   playing: "playing",
   won: "won",

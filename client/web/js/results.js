@@ -1,5 +1,5 @@
 // The end-of-race ranking, with links to the deal's leaderboard and the ways on.
-import { formatTime, OUTCOME_LABELS } from "./format.js";
+import { earnsMedal, formatTime, OUTCOME_LABELS } from "./format.js";
 import { gameName, state } from "./state.js";
 import { h } from "./util.js";
 
@@ -23,7 +23,7 @@ export function renderResults(el, m, app, daily) {
     h(
       "tr",
       { class: r.player_id === me ? "me" : "", dataset: { playerId: String(r.player_id), rank: String(r.rank) } },
-      h("td", { class: "rank" }, h("span", { class: `medal place-${r.rank}` }, String(r.rank))),
+      h("td", { class: "rank" }, h("span", { class: earnsMedal(r) ? `medal place-${r.rank}` : "medal" }, String(r.rank))),
       h("td", { class: "name" }, r.name),
       h("td", { class: `outcome outcome-${r.outcome}` }, OUTCOME_LABELS[r.outcome]),
       h("td", { class: "time" }, formatTime(r.time_ms)),
