@@ -127,6 +127,18 @@ async def resumed_moves(server: Server, client: Client) -> int:
         await back.close()
 
 
+def hold_write_lock(db: Path) -> subprocess.Popen[str]:
+    """Another process that holds SQLite's write lock on ``db`` until its input ends."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sqlite3, sys\n"
+         f"db = sqlite3.connect({str(db)!r}, isolation_level=None)\n"
+         "db.execute('BEGIN IMMEDIATE')\nprint('locked', flush=True)\nsys.stdin.read()\n"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+    return holder
+
+
 def race_code(db: Path) -> str:
     with sqlite3.connect(db) as conn:
         (code,) = conn.execute("SELECT code FROM races").fetchone()
@@ -201,13 +213,7 @@ async def test_a_write_lock_held_past_the_busy_timeout_is_storage_unavailable(
         await ann.request({"type": "start_race"})
         await ann.expect("race_started")
         await until_started(db)
-        holder = subprocess.Popen(
-            [sys.executable, "-c", "import sqlite3, sys\n"
-             f"db = sqlite3.connect({str(db)!r}, isolation_level=None)\n"
-             "db.execute('BEGIN IMMEDIATE')\nprint('locked', flush=True)\nsys.stdin.read()\n"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        )
-        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        holder = hold_write_lock(db)
         caplog.clear()
         with caplog.at_level(logging.INFO, logger="solitaire_race"):
             failed = await move(ann, 0)
@@ -265,13 +271,7 @@ async def test_a_race_starts_for_its_racers_only_once_its_start_is_saved(
     try:
         await ann.hello("ann")
         code = (await ann.request({"type": "create_race", "game": GAME, "deal": DEAL}))["race"]["code"]
-        holder = subprocess.Popen(
-            [sys.executable, "-c", "import sqlite3, sys\n"
-             f"db = sqlite3.connect({str(db)!r}, isolation_level=None)\n"
-             "db.execute('BEGIN IMMEDIATE')\nprint('locked', flush=True)\nsys.stdin.read()\n"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        )
-        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        holder = hold_write_lock(db)
         await ann.send({"type": "start_race"})
         with pytest.raises(TimeoutError):  # the start cannot be saved: nobody is told it started
             await ann.expect("race_started", timeout=1.5)
