@@ -59,7 +59,7 @@ class RacingPeer:
     and hands the gateway the racer's next move as soon as a ``move_result`` arrives (a
     racer at saturation; the transport delivers frames the same way, from a callback)."""
 
-    __slots__ = ("gateway", "session", "frames", "played", "finished")
+    __slots__ = ("finished", "frames", "gateway", "played", "session")
 
     def __init__(self, gateway: Any) -> None:
         self.gateway = gateway

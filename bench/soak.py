@@ -182,7 +182,7 @@ def main() -> int:
     parser.add_argument("--moves", type=int, default=120, help="a racer resigns after this many moves")
     parser.add_argument("--json", help="write the figures to this file")
     args = parser.parse_args()
-    if not (0 < args.minutes <= 24 * 60 and 0 < args.every and 0 < args.speed <= 20 and 1 <= args.room <= 8 and args.racers >= 1 and args.moves >= 1):
+    if not (0 < args.minutes <= 24 * 60 and args.every > 0 and 0 < args.speed <= 20 and 1 <= args.room <= 8 and args.racers >= 1 and args.moves >= 1):
         parser.error("--minutes in (0, 1440], --every > 0, --speed in (0, 20] (the server's rate limit), --room in 1..8")
     raise_fd_limit()
     with tempfile.TemporaryDirectory() as tmp:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import random
 from datetime import date
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from solitaire_race.daily_planner import Chooser, first_candidate
@@ -102,7 +102,7 @@ def solve(game: Game[Any], state: Any, budget: int = 200_000) -> list[str] | Non
     return None
 
 
-@lru_cache(maxsize=None)
+@cache
 def winnable_deal(game_id: str, secret: bytes, first: int = 0, tries: int = 200) -> tuple[int, tuple[str, ...]]:
     """The first deal number from ``first`` with a winning line the solver finds."""
     game = get_game(game_id)

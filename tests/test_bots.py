@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import AsyncIterator
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +83,7 @@ def play_offline(game_id: str, deal: int, **options: Any) -> tuple[Outcome | str
     return game.outcome(state), moves
 
 
-@lru_cache(maxsize=None)
+@cache
 def policy_wins(game_id: str, tries: int = 60) -> tuple[int, int]:
     """The first deal the bot policy wins, and in how many moves."""
     for deal in range(tries):

@@ -17,8 +17,7 @@ from typing import Any
 
 import pytest
 
-from solitaire_race.engine import view_changes
-from solitaire_race.engine import Game, IllegalMove, Kind, Move, NotationError, Outcome, all_games, replay
+from solitaire_race.engine import Game, IllegalMove, Kind, Move, NotationError, Outcome, all_games, replay, view_changes
 from solitaire_race.engine.base import PRODUCTIVE, StuckSearch
 
 SECRET = b"conformance"

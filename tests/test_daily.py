@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +17,8 @@ from solitaire_race.engine import get_game
 from .conftest import TEST_SECRET, Client, http_json, make_config
 from .support import solve
 
-DAY = datetime(2026, 11, 21, 23, 59, 0, tzinfo=timezone.utc)
-WINNABLE_DAY = datetime(2026, 11, 1, 12, 0, 0, tzinfo=timezone.utc)
+DAY = datetime(2026, 11, 21, 23, 59, 0, tzinfo=UTC)
+WINNABLE_DAY = datetime(2026, 11, 1, 12, 0, 0, tzinfo=UTC)
 
 
 class WallClock:

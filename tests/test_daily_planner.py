@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import os
 from collections.abc import AsyncIterator
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -30,7 +30,7 @@ from .test_daily import WallClock
 SECRET = TEST_SECRET.encode()
 NODES = SMALL_DAILY_NODES  # the test checks the wiring and the determinism, not the search
 GAMES = ["clock", "perseverance-a"]
-EVENING = datetime(2026, 11, 21, 23, 59, 0, tzinfo=timezone.utc)
+EVENING = datetime(2026, 11, 21, 23, 59, 0, tzinfo=UTC)
 
 
 async def test_deals_are_chosen_a_day_ahead_proven_winnable_and_stored(tmp_path: Path) -> None:
@@ -100,7 +100,7 @@ async def test_listing_shows_games_still_being_prepared(tmp_path: Path) -> None:
     it, start_daily does, and the other games (one with a real par) are playable."""
     gate = asyncio.Event()
     choose = held_back_chooser(SECRET, gate)
-    wall = WallClock(datetime(2026, 11, 21, 12, 0, tzinfo=timezone.utc))
+    wall = WallClock(datetime(2026, 11, 21, 12, 0, tzinfo=UTC))
     app = await App.start(make_config(tmp_path), wall_clock=wall, choose_daily=choose)
     ann = await Client.connect(app)
     try:

@@ -18,7 +18,17 @@ from typing import Any
 import pytest
 
 from solitaire_race.app import App
-from solitaire_race.engine import Game, IllegalMove, Kind, Move, NotationError, Progress, ShortForms, register, unregister
+from solitaire_race.engine import (
+    Game,
+    IllegalMove,
+    Kind,
+    Move,
+    NotationError,
+    Progress,
+    ShortForms,
+    register,
+    unregister,
+)
 from solitaire_race.engine.cards import Card, card, code, codes, label, parse_card, rank_of
 from solitaire_race.solver import solve
 from solitaire_race.tui.moves import expand

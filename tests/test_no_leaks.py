@@ -33,9 +33,8 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 
 from solitaire_race import protocol
-from solitaire_race.engine import view_changes
 from solitaire_race.app import App
-from solitaire_race.engine import Game, IllegalMove, Kind, Move, NotationError, Outcome, get_game
+from solitaire_race.engine import Game, IllegalMove, Kind, Move, NotationError, Outcome, get_game, view_changes
 from solitaire_race.engine.cards import code, codes, label, parse_card
 from solitaire_race.engine.parallels import COLUMNS, WIDTH
 from solitaire_race.room import Room

@@ -20,9 +20,8 @@ from jsonschema import Draft202012Validator
 from websockets.exceptions import ConnectionClosed
 
 from solitaire_race import protocol
-from solitaire_race.engine import view_changes
 from solitaire_race.app import App
-from solitaire_race.engine import all_games
+from solitaire_race.engine import all_games, view_changes
 
 from .conftest import TEST_SECRET, TRAFFIC
 from .support import winnable_deal

@@ -6,10 +6,8 @@ from typing import Any
 
 import pytest
 
-from solitaire_race.engine import IllegalMove, Outcome, get_game
+from solitaire_race.engine import IllegalMove, Outcome, get_game, view_changes
 from solitaire_race.room import CheckStuck, LogMoves, Room, RoomError, SaveResults, Send, Status
-
-from solitaire_race.engine import view_changes
 
 from .support import searched_line, winnable_deal
 

@@ -23,8 +23,8 @@ from solitaire_race.engine import Kind, Outcome, all_games, get_game, replay
 from solitaire_race.engine.cards import card
 from solitaire_race.engine.parallels import ParallelsState
 from solitaire_race.engine.patriarchs import PatriarchsState
-from solitaire_race.engine.persian import ORDER, PersianState
 from solitaire_race.engine.perseverance import PerseveranceState
+from solitaire_race.engine.persian import ORDER, PersianState
 from solitaire_race.solver import Budget, choose_daily, hint, solve, verify
 from solitaire_race.solver.knowledge import Knowledge, buried_for_good, knowledge_for, play_out
 from solitaire_race.solver.search import search

@@ -4,8 +4,8 @@ text, from the views of real deals."""
 from __future__ import annotations
 
 import re
-from collections import Counter
 import unicodedata
+from collections import Counter
 from typing import Any
 
 import pytest

@@ -12,7 +12,7 @@ import pytest
 
 from solitaire_race.engine import all_games
 
-from .vectors.make_vectors import PERFT_DEPTH, deal_lines, perft, SECRET
+from .vectors.make_vectors import PERFT_DEPTH, SECRET, deal_lines, perft
 
 VECTORS = Path(__file__).parent / "vectors"
 

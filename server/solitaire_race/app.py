@@ -18,7 +18,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from . import transport
 from .config import EVENT_LOOPS, Config
@@ -51,7 +51,7 @@ class App:
     @classmethod
     async def start(
         cls, config: Config, *, wall_clock: Callable[[], datetime] | None = None, choose_daily: Chooser | None = None
-    ) -> "App":
+    ) -> App:
         """``wall_clock`` (UTC) decides the date of daily challenges, and ``choose_daily``
         picks a day's deal (default: from ``config.daily_solver_nodes``); tests inject them."""
         store = await Store.open(config.db_url, serve=True)  # locked to this process, checked in full first
@@ -60,7 +60,7 @@ class App:
             secret = config.secret.encode("utf-8") if config.secret else await store.deal_secret()
             metrics = Metrics()
             store.commit_observer = metrics.observe_commit
-            wall_clock = wall_clock or (lambda: datetime.now(timezone.utc))
+            wall_clock = wall_clock or (lambda: datetime.now(UTC))
             if choose_daily is None:
                 nodes = config.daily_solver_nodes
                 choose_daily = solver_process(secret, nodes) if nodes > 0 else first_candidate(secret)

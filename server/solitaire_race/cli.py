@@ -203,7 +203,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from .app import EventLoopUnavailable, configure, run
     from .config import Config
-
     from .observe import configure_logging
 
     configure_logging(logging.INFO)  # one JSON object per line on stderr
@@ -266,7 +265,7 @@ def render_board(page: Any, title: str, par: int | None = None) -> str:
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     import asyncio
-    from datetime import datetime, timezone
+    from datetime import UTC, datetime
 
     from .daily import parse_day
     from .store import Store
@@ -275,7 +274,7 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     board = "daily" if args.daily else "deal" if args.deal is not None else args.board.replace("-", "_")
     day = None
     if args.daily:
-        day = (datetime.now(timezone.utc).date() if args.daily == "today" else parse_day(args.daily)).isoformat()
+        day = (datetime.now(UTC).date() if args.daily == "today" else parse_day(args.daily)).isoformat()
 
     async def fetch() -> Any:
         store = await Store.open(_db_url(args.db))

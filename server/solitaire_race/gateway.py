@@ -49,7 +49,7 @@ class Peer(Protocol):
 class TokenBucket:
     """``rate`` tokens per second, holding at most ``burst``: the per-connection rate limit."""
 
-    __slots__ = ("rate", "burst", "tokens", "stamp")
+    __slots__ = ("burst", "rate", "stamp", "tokens")
 
     def __init__(self, rate: float, burst: int, now: float) -> None:
         self.rate, self.burst, self.tokens, self.stamp = rate, burst, float(burst), now
@@ -79,7 +79,7 @@ class FrameQueue:
     5. ``drained()`` returns once nothing is being served or waiting.
     """
 
-    __slots__ = ("serve", "peer", "high", "low", "busy", "waiting", "paused", "closed", "_drained")
+    __slots__ = ("_drained", "busy", "closed", "high", "low", "paused", "peer", "serve", "waiting")
 
     def __init__(self, serve: Callable[[str | bytes], None], peer: Peer, high: int = INBOX_HIGH, low: int = INBOX_LOW) -> None:
         self.serve = serve  # serves one frame: at once, or calling hold() now and done() later

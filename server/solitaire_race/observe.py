@@ -25,7 +25,7 @@ HISTOGRAM_HELP = {
 
 
 class Histogram:
-    __slots__ = ("counts", "sum", "count")
+    __slots__ = ("count", "counts", "sum")
 
     def __init__(self) -> None:
         self.counts = [0] * (len(LATENCY_BUCKETS) + 1)

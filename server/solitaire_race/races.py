@@ -23,8 +23,8 @@ from . import protocol as p
 from . import solver
 from .config import Config
 from .daily import candidate_deals
-from .interpreter import Delivery, Interpreter
 from .engine import Game
+from .interpreter import Delivery, Interpreter
 from .observe import Metrics, event
 from .queries import Queries
 from .room import Room, RoomError, Status
@@ -195,7 +195,7 @@ class Races:
                 await self._leave_finished(player_id)
                 await self._send_finished(player_id, finished, req.id)
                 return
-        if room is None or room.status is Status.FINISHED and player_id not in room.racers:
+        if room is None or (room.status is Status.FINISHED and player_id not in room.racers):
             raise p.ProtocolError(p.ErrorCode.NO_SUCH_RACE, f"no race with code {req.code[:16]!r}")
         await self._leave_finished(player_id)
         current = self.seats.get(player_id)

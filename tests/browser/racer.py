@@ -32,7 +32,7 @@ class Racer:
         page.on("console", lambda msg: self.errors.append(msg.text) if msg.type == "error" else None)
 
     @classmethod
-    async def open(cls, browser: Browser, url: str, viewport: dict[str, int] = DESKTOP, **options: Any) -> "Racer":
+    async def open(cls, browser: Browser, url: str, viewport: dict[str, int] = DESKTOP, **options: Any) -> Racer:
         # a context per racer: its own localStorage, so its own identity
         context = await browser.new_context(viewport=viewport, **options)
         context.set_default_timeout(TIMEOUT_MS)

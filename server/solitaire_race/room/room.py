@@ -33,8 +33,8 @@ from ..engine import Game, IllegalMove, Move, NotationError, Outcome
 from ..engine.base import StuckSearch
 from ..engine.view_changes import Change
 from ..results import RacerOutcome
-from .effects import CheckStuck, Effect, LogMoves, Played, RecordStart, SaveEntrants, SaveResults, Send
 from . import messages
+from .effects import CheckStuck, Effect, LogMoves, Played, RecordStart, SaveEntrants, SaveResults, Send
 from .racer import Racer, seen
 from .results import Result, rank, verify
 

@@ -16,7 +16,7 @@ moves, dead positions, footprints, scores), ``shorten`` (the shortening pass), `
 """
 
 from .daily import CANDIDATES, DAILY_BUDGET, DAILY_NODES, budget_for, choose_daily
-from .solve import Budget, SolveResult, SolverError, hint, solve, verify
+from .solve import Budget, SolverError, SolveResult, hint, solve, verify
 
 __all__ = [
     "CANDIDATES",

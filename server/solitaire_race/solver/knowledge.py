@@ -55,8 +55,8 @@ from ..engine.cards import KING, is_red
 from ..engine.clock import Clock
 from ..engine.parallels import Parallels
 from ..engine.patriarchs import WASTE, Patriarchs
-from ..engine.persian import MAX_REDEALS, ORDER, PersianPatience
 from ..engine.perseverance import Perseverance
+from ..engine.persian import MAX_REDEALS, ORDER, PersianPatience
 from ..engine.piles import DOWN, UP
 from ..engine.two_deck import TwoDeckGame
 

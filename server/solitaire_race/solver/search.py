@@ -99,7 +99,7 @@ def _order(step: tuple[Edge, Footprint]) -> tuple[tuple[str, int, int], ...]:
 class _Frame:
     """One position on the depth-first stack and the edges still to try from it."""
 
-    __slots__ = ("state", "steps", "index", "sleep", "taken")
+    __slots__ = ("index", "sleep", "state", "steps", "taken")
 
     def __init__(
         self, state: Any, steps: list[tuple[Edge, Footprint, Any]], sleep: set[Any] | None

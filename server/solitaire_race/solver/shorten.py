@@ -21,9 +21,8 @@ engine moves applied, as in the search.
 
 from __future__ import annotations
 
-from typing import Any
-
 from collections.abc import Hashable
+from typing import Any
 
 from ..engine import Game, IllegalMove, Move
 from .knowledge import Knowledge, knowledge_for

@@ -33,11 +33,10 @@ import tty
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from ..engine import view_changes
 from ..client.connection import KEEPALIVE_S, Connection, Disconnected, http_url, ws_url
 from ..client.known import known_state
 from ..client.terminal_text import safe_message, safe_text
-from ..engine import all_games, get_game
+from ..engine import all_games, get_game, view_changes
 from .config import ClientConfig
 from .moves import expand
 from .render import PLAIN, Screen, Style, clock_time, prompt, race_time, render_ranking, render_screen
