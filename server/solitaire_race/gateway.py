@@ -256,9 +256,8 @@ class Gateway:
                 self._await(session, self._hello(session, request), request_id)
                 return
             player = session.player
-            if player is None:
-                if not isinstance(request, p.ANONYMOUS):
-                    raise p.ProtocolError(p.ErrorCode.NOT_IDENTIFIED, "say hello first")
+            if player is None and not isinstance(request, p.ANONYMOUS):
+                raise p.ProtocolError(p.ErrorCode.NOT_IDENTIFIED, "say hello first")
             if kind is p.Move:
                 assert player is not None
                 if self.races.move(player, request, functools.partial(self._moved, session, request_id)):

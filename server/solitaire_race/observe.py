@@ -40,7 +40,7 @@ class Histogram:
     def render(self, name: str) -> list[str]:
         lines = [f"# HELP {name} {HISTOGRAM_HELP[name]}", f"# TYPE {name} histogram"]
         cumulative = 0
-        for bound, count in zip((*LATENCY_BUCKETS, math.inf), self.counts):
+        for bound, count in zip((*LATENCY_BUCKETS, math.inf), self.counts, strict=True):
             cumulative += count
             lines.append(f'{name}_bucket{{le="{"+Inf" if bound == math.inf else bound}"}} {cumulative}')
         return lines + [f"{name}_sum {_num(self.sum)}", f"{name}_count {self.count}"]
