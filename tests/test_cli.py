@@ -81,7 +81,7 @@ def test_hint_followed_move_by_move_wins_the_deal(tmp_path: Path, capsys: pytest
             assert out == f"no hint: the game is over (won) after {played} moves\n"
             break
         assert code == 0, out
-        comment, move = out.splitlines()
+        comment, _ = out.splitlines()
         assert comment == f"# Cruel, deal {number}, after {played} move{'' if played == 1 else 's'}: the next move of a winning line"
         with log.open("a") as f:
             f.write(out)

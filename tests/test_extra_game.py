@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,7 @@ class Ladder(Game[LadderState]):
 
     def deal_from(self, cards: Sequence[Card]) -> LadderState:
         cut = (0, 4, 7, 10, 13)
-        return LadderState(tuple(tuple(cards[a:b]) for a, b in zip(cut, cut[1:])), 0)
+        return LadderState(tuple(tuple(cards[a:b]) for a, b in pairwise(cut)), 0)
 
     def legal_moves(self, state: LadderState) -> list[Move]:
         moves = []

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,10 @@ async def test_deeply_nested_json_is_a_bad_message(app: App, clients: Any, no_tr
 
 
 @pytest.mark.limits(rate_per_s=0.01, rate_burst=1)
-async def test_a_deeply_nested_id_is_not_echoed_when_rate_limited(strict: App, no_tracebacks: None) -> None:
+async def test_a_deeply_nested_id_is_not_echoed_when_rate_limited(
+    strict: App,  # noqa: F811 - pytest injects the fixture imported above by this name
+    no_tracebacks: None,
+) -> None:
     client = await Client.connect(strict)
     try:
         assert (await client.request({"type": "ping"}))["type"] == "pong"  # the only token
@@ -180,7 +184,7 @@ def get(path: bytes, method: bytes = b"GET") -> bytes:
     ids=lambda path: repr(path[:24]),
 )
 async def test_a_path_the_filesystem_cannot_take_is_not_found(app: App, no_tracebacks: None, path: bytes) -> None:
-    status, headers, body = await raw_http(app, get(path))
+    status, _, body = await raw_http(app, get(path))
     assert status == 404 and body == b"not found\n", (status, body[:200])
     assert (await raw_http(app, get(b"/")))[0] == 200  # still serving
 
@@ -255,7 +259,7 @@ def fragments(text: str, count: int) -> list[bytes]:
     data = text.encode()
     assert len(data) >= count
     cuts = [len(data) * i // count for i in range(count + 1)]
-    return [data[a:b] for a, b in zip(cuts, cuts[1:])]
+    return [data[a:b] for a, b in pairwise(cuts)]
 
 
 async def test_a_message_in_64_fragments_is_served_and_in_65_closes(app: App, clients: Any, no_tracebacks: None) -> None:

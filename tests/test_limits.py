@@ -182,7 +182,7 @@ async def test_metrics_endpoint(app: App, clients: Any) -> None:
 
 async def test_logs_are_json_events_without_secrets(app: App, clients: Any, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
-    deal, line = winnable_deal("cruel", TEST_SECRET.encode())
+    deal, _ = winnable_deal("cruel", TEST_SECRET.encode())
     ann = await clients("ann")
     room = await ann.request({"type": "create_race", "game": "cruel", "deal": deal})
     await ann.request({"type": "start_race"})
@@ -191,13 +191,13 @@ async def test_logs_are_json_events_without_secrets(app: App, clients: Any, capl
     await ann.expect("race_finished")
     formatter = JsonFormatter()
     lines = [formatter.format(r) for r in caplog.records if r.name.startswith("solitaire_race")]
-    events = [json.loads(l) for l in lines]  # every line is one JSON object
+    events = [json.loads(line) for line in lines]  # every line is one JSON object
     by_event = {e.get("event"): e for e in events}
     race_id = by_event["race_created"]["race"]
     assert by_event["race_created"]["code"] == room["race"]["code"]
     assert by_event["race_started"]["race"] == race_id and by_event["race_finished"]["race"] == race_id
     assert by_event["identified"]["player"] == ann.player["id"]  # type: ignore[index]
-    assert all(ann.token not in l for l in lines)  # type: ignore[operator]
+    assert all(ann.token not in line for line in lines)  # type: ignore[operator]
 
 
 def test_histogram_buckets_include_their_bound() -> None:

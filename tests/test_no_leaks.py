@@ -396,7 +396,7 @@ async def token_race(app: App, clients: Any, caplog: pytest.LogCaptureFixture) -
 async def test_tokens_reach_only_their_owner(app: App, clients: Any, caplog: pytest.LogCaptureFixture) -> None:
     wires, tokens = await token_race(app, clients, caplog)
     for w in wires:
-        for raw, message in zip(w.raws, w.frames):
+        for raw, message in zip(w.raws, w.frames, strict=True):
             for token in tokens:
                 if token in raw:
                     assert token == w.token and message["type"] == "welcome", f"a token in {raw}"

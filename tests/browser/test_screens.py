@@ -66,7 +66,7 @@ async def test_each_screen_stops_its_timers_when_it_is_left(tmp_path: Path, brow
         assert DAILY_RETRY_MS in (await page.evaluate("timers()"))["timeouts"]
 
         # the room: no lobby timers left behind
-        deal, line = winnable_deal("cruel", SECRET)
+        deal, _ = winnable_deal("cruel", SECRET)
         await ann.create_race("cruel", deal)
         await intervals(ann, [])
         assert DAILY_RETRY_MS not in (await page.evaluate("timers()"))["timeouts"]
