@@ -119,7 +119,8 @@ async def play(rooms: int, lines: list[tuple[int, list[str]]], db_dir: str, stuc
                 await gateway.handle(session, json.dumps({"type": "hello", "name": f"r{r}p{i}"}))
                 sessions.append(session)
             deal, line = lines[r % len(lines)]
-            await gateway.handle(sessions[0], json.dumps({"type": "create_race", "game": GAME, "deal": deal, "private": True}))
+            create = {"type": "create_race", "game": GAME, "deal": deal, "private": True}
+            await gateway.handle(sessions[0], json.dumps(create))
             room = app.races.seats.get(sessions[0].player.id)
             assert room is not None, "create_race failed"
             for session in sessions[1:]:
@@ -138,7 +139,9 @@ async def play(rooms: int, lines: list[tuple[int, list[str]]], db_dir: str, stuc
         await asyncio.wait_for(asyncio.gather(*(peer.finished for _, peer in racers)), 3600)
         # Every line played through: a refused move would have been counted as a move.
         seats = app.races.seats
-        outcomes = {seats[s.player.id].racers[s.player.id].outcome for s, _ in racers if s.player and s.player.id in seats}
+        outcomes = {
+            seats[s.player.id].racers[s.player.id].outcome for s, _ in racers if s.player and s.player.id in seats
+        }
         if outcomes != {"won"} or len(racers) != rooms * RACERS:
             raise RuntimeError(f"the lines were not all won: {outcomes}")
         return sum(len(peer.frames) for _, peer in racers)
@@ -189,7 +192,8 @@ def main(argv: list[str] | None = None) -> int:
             # One after the other: side by side, a busier machine would delay the database's
             # threads, and with them how many idle turns the stuck searches get.
             checks = not args.without_stuck_checks
-            (i_small, m_small), (i_large, m_large) = counted(small, lines_file, checks), counted(large, lines_file, checks)
+            i_small, m_small = counted(small, lines_file, checks)
+            i_large, m_large = counted(large, lines_file, checks)
             per_move.append((i_large - i_small) / (m_large - m_small))
             print(f"run {run}: rooms {small}: {i_small:,} instructions, {m_small:,} moves; "
                   f"rooms {large}: {i_large:,}, {m_large:,} moves; per move {per_move[-1]:,.0f}")

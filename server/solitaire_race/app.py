@@ -4,8 +4,9 @@
 server's parts (the queries, the races, identity, the connection gateway), resumes the
 lobbies and races left by the last run, starts the server and returns once it listens;
 ``App.stop()`` tells the clients to reconnect, closes the connections, then the database
-(after the last move-log commit). Races and lobbies stay: the next start resumes them. ``serve(config)`` runs an App until
-SIGINT/SIGTERM; ``run(config)`` does so on the event loop ``config.event_loop`` names.
+(after the last move-log commit). Races and lobbies stay: the next start resumes them.
+``serve(config)`` runs an App until SIGINT/SIGTERM; ``run(config)`` does so on the event
+loop ``config.event_loop`` names.
 """
 
 from __future__ import annotations
@@ -126,7 +127,9 @@ def loop_factory(name: str) -> tuple[str, Callable[[], asyncio.AbstractEventLoop
             import uvloop
         except ImportError:
             if name == "uvloop":
-                raise EventLoopUnavailable("uvloop is not installed (pip install uvloop), or use the asyncio loop") from None
+                raise EventLoopUnavailable(
+                    "uvloop is not installed (pip install uvloop), or use the asyncio loop"
+                ) from None
         else:
             return "uvloop", uvloop.new_event_loop
     return "asyncio", asyncio.new_event_loop
@@ -163,7 +166,8 @@ async def serve(config: Config, loop_name: str = "asyncio") -> None:
     gc.freeze()
     gc.set_threshold(100_000, 10, 10)
     print(
-        f"solitaire-race is running: open {app.url} (websocket {app.ws_url}, database {config.db_url}, event loop {loop_name})",
+        f"solitaire-race is running: open {app.url}"
+        f" (websocket {app.ws_url}, database {config.db_url}, event loop {loop_name})",
         flush=True,
     )
     try:

@@ -81,7 +81,9 @@ class FrameQueue:
 
     __slots__ = ("_drained", "busy", "closed", "high", "low", "paused", "peer", "serve", "waiting")
 
-    def __init__(self, serve: Callable[[str | bytes], None], peer: Peer, high: int = INBOX_HIGH, low: int = INBOX_LOW) -> None:
+    def __init__(
+        self, serve: Callable[[str | bytes], None], peer: Peer, high: int = INBOX_HIGH, low: int = INBOX_LOW
+    ) -> None:
         self.serve = serve  # serves one frame: at once, or calling hold() now and done() later
         self.peer = peer
         self.high, self.low = high, low
@@ -189,16 +191,20 @@ class Gateway:
         }
         self._actions: dict[type, Callable[[PlayerRecord, Any], Coroutine[Any, Any, None]]] = {
             p.CreateRace: races.create_race, p.JoinRace: races.join_race, p.LeaveRace: races.leave_race,
-            p.Ready: races.ready, p.StartRace: races.start_race, p.Resign: races.resign, p.StartDaily: races.start_daily,
+            p.Ready: races.ready, p.StartRace: races.start_race, p.Resign: races.resign,
+            p.StartDaily: races.start_daily,
         }
         metrics.gauge("solitaire_connections", "Open websocket connections.", lambda: [({}, self.sessions)])
-        metrics.gauge("solitaire_players_online", "Identified players connected.", lambda: [({}, len(self.outbox.online))])
+        metrics.gauge(
+            "solitaire_players_online", "Identified players connected.", lambda: [({}, len(self.outbox.online))]
+        )
 
     # --- connections -------------------------------------------------------------------
     def connect(self, peer: Peer) -> Session:
         self.sessions += 1
         self._next_session += 1
-        session = Session(peer, TokenBucket(self.config.rate_per_s, self.config.rate_burst, self.clock()), self._next_session)
+        bucket = TokenBucket(self.config.rate_per_s, self.config.rate_burst, self.clock())
+        session = Session(peer, bucket, self._next_session)
         session.frames = FrameQueue(functools.partial(self._serve, session), peer)
         event(log, "connected", conn=session.id)
         return session
@@ -243,7 +249,10 @@ class Gateway:
                 f"slow down: at most {self.config.rate_per_s:g} messages per second", p.peek_id(frame),
             )
             if session.refused >= self.config.abuse_limit:
-                event(log, "abusive_connection_closed", logging.WARNING, conn=session.id, player=session.player.id if session.player else None)
+                event(
+                    log, "abusive_connection_closed", logging.WARNING,
+                    conn=session.id, player=session.player.id if session.player else None,
+                )
                 session.peer.close(1008, "too many messages")
             return
         session.refused = 0

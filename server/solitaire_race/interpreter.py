@@ -159,7 +159,10 @@ class Interpreter:
             except RaceStateError:
                 pass  # an attempt reported failed had committed: it is running
             except StorageUnavailable as exc:
-                event(log, "race_start_not_saved", logging.WARNING, race=room.race_id, attempt=attempt + 1, reason=exc.reason)
+                event(
+                    log, "race_start_not_saved", logging.WARNING,
+                    race=room.race_id, attempt=attempt + 1, reason=exc.reason,
+                )
                 await asyncio.sleep(min(5.0, 0.2 * 2**attempt))
                 continue
             self.started.add(room.race_id)

@@ -3,8 +3,9 @@
 The search core (``search.py``) is game-blind: it asks a ``Knowledge`` for a position's
 transposition key, its edges (a move, or a short fixed sequence of moves, with the set of
 places it touches), a *safe* edge if one is provably no worse than every alternative,
-whether the position is provably *dead* (lost), and a score that only orders the search. All rules come from the engine's public interface (``legal_moves``,
-``apply``, ``is_won``) and the public state fields; this module only adds facts about
+whether the position is provably *dead* (lost), and a score that only orders the search.
+All rules come from the engine's public interface (``legal_moves``, ``apply``,
+``is_won``) and the public state fields; this module only adds facts about
 which positions are equivalent and which moves cannot hurt. Every claim made here is
 pinned by ``tests/test_solver.py`` against a search that uses none of it.
 

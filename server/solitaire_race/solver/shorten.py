@@ -161,7 +161,9 @@ class _Shortener:
                 return line
 
 
-def shorten(game: Game[Any], start: Any, line: tuple[Move, ...], budget: int = DEFAULT_BUDGET) -> tuple[tuple[Move, ...], int]:
+def shorten(
+    game: Game[Any], start: Any, line: tuple[Move, ...], budget: int = DEFAULT_BUDGET
+) -> tuple[tuple[Move, ...], int]:
     """A line at most as long as ``line`` that also wins from ``start``, and the nodes spent."""
     worker = _Shortener(game, start, budget)
     know = knowledge_for(game)
