@@ -127,7 +127,10 @@ def test_policy_resigns_when_nothing_is_left_and_after_its_move_cap() -> None:
 def test_clock_exchange_buries_the_king_deepest() -> None:
     game = get_game("clock")
     view = game.view(game.deal(1, SECRET))
-    view = {**view, "hand": "KS", "exchange_allowed": True, "piles": [dict(p, face_down=min(p["face_down"], 2)) for p in view["piles"]]}
+    view = {
+        **view, "hand": "KS", "exchange_allowed": True,
+        "piles": [dict(p, face_down=min(p["face_down"], 2)) for p in view["piles"]],
+    }
     view["piles"][6]["face_down"] = 3
     view["piles"][12]["face_down"] = 0
     assert Policy("clock").choose(view) == "x7.3"

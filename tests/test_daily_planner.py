@@ -164,7 +164,8 @@ async def test_a_failing_solver_falls_back_to_the_first_candidate(tmp_path: Path
 
 
 async def test_a_killed_worker_settles_nothing_and_a_failure_lists_as_preparing(tmp_path: Path) -> None:
-    async with failing_planner(tmp_path, WorkerKilled("daily solver for clock killed by signal 15")) as (planner, store):
+    killed = WorkerKilled("daily solver for clock killed by signal 15")
+    async with failing_planner(tmp_path, killed) as (planner, store):
         # Stopped by a signal (the server is stopping): no unproven deal is settled for the day.
         with pytest.raises(WorkerKilled):
             await planner.challenge("clock", date(2026, 11, 21))

@@ -118,7 +118,8 @@ class Ladder(Game[LadderState]):
 
     def from_view(self, view: dict[str, Any]) -> LadderState:
         home = view["home"]
-        return LadderState(tuple(tuple(map(parse_card, p)) for p in view["piles"]), rank_of(parse_card(home)) if home else 0)
+        piles = tuple(tuple(map(parse_card, p)) for p in view["piles"])
+        return LadderState(piles, rank_of(parse_card(home)) if home else 0)
 
     def snapshot(self, state: LadderState) -> dict[str, Any]:
         return self.view(state)

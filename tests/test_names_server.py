@@ -97,7 +97,8 @@ async def test_two_writers_on_one_database_give_a_name_once(tmp_path: Path) -> N
     try:
         for i, (name, lookalike) in enumerate([("ann", "\u0430nn"), ("bob", "B0B"), ("carol", "CAROL")]):
             made = await asyncio.gather(
-                one.create_player(name, hash_token(f"a{i}"), now), two.create_player(lookalike, hash_token(f"b{i}"), now),
+                one.create_player(name, hash_token(f"a{i}"), now),
+                two.create_player(lookalike, hash_token(f"b{i}"), now),
                 return_exceptions=True,
             )
             assert sorted(type(m).__name__ for m in made) == ["NameTaken", "PlayerRecord"], made

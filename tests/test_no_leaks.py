@@ -151,7 +151,10 @@ class Wire:
         if message["type"] in OWN_GAME:
             # The frame is this very state, so the check above compared it with the right one;
             # and a client that applies each move_result's changes has exactly the server's view.
-            view = message["view"] if message["type"] == "race_started" else view_changes.apply(self.views[-1], message["changes"])
+            if message["type"] == "race_started":
+                view = message["view"]
+            else:
+                view = view_changes.apply(self.views[-1], message["changes"])
             assert view == self.game.view(state)
             self.views.append(view)
             self.elapsed.append(message["elapsed_ms"])

@@ -175,7 +175,9 @@ def test_shift_needs_the_foundations_to_meet() -> None:
     assert G.progress(down).home == G.progress(s).home == G.progress(up).home
     apart = state("9H", tops=found(S=(6, 9)))
     assert not [m for m in G.legal_moves(apart) if m.kind is Kind.SHIFT]
-    with pytest.raises(IllegalMove, match=r"^the ♠ foundations do not meet \(Ace foundation at 6♠, King foundation at 9♠\)$"):
+    with pytest.raises(
+        IllegalMove, match=r"^the ♠ foundations do not meet \(Ace foundation at 6♠, King foundation at 9♠\)$"
+    ):
         G.apply(apart, G.parse_move("S:A>K"))
 
 

@@ -358,7 +358,8 @@ def test_results_are_replayed_before_they_are_saved() -> None:
     for forged in (
         dataclasses.replace(won, move_log=won.move_log[:-1]),  # a move missing: not won
         dataclasses.replace(won, move_log=("1>1",) + won.move_log),  # an illegal move
-        dataclasses.replace(won, move_log=won.move_log[:5] + ("zz",) + won.move_log[5:]),  # no notation (not in the parse cache)
+        # no notation (not in the parse cache)
+        dataclasses.replace(won, move_log=won.move_log[:5] + ("zz",) + won.move_log[5:]),
         dataclasses.replace(won, moves=won.moves - 3),  # a count that does not match
         dataclasses.replace(results[1], outcome="won"),  # a claimed win with no moves
     ):

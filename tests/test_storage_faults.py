@@ -48,7 +48,9 @@ def small_volume(tmp_path: Path) -> Iterator[Path]:
         ["mount", "-t", "tmpfs", "-o", f"size={VOLUME_BYTES}", "tmpfs", str(volume)], capture_output=True, text=True
     )
     if mounted.returncode != 0:
-        pytest.skip(f"a real full disk needs a small tmpfs, and mounting one failed (root needed): {mounted.stderr.strip()}")
+        pytest.skip(
+            f"a real full disk needs a small tmpfs, and mounting one failed (root needed): {mounted.stderr.strip()}"
+        )
     try:
         yield volume
     finally:

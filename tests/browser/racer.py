@@ -178,7 +178,10 @@ POINTS_JS = """async ({selectors, moves}) => {
     if (i === 0) suit = (el.dataset.card || '?')[1];
     el.scrollIntoView({block: 'nearest'});
     const r = el.getBoundingClientRect();
-    const points = [[r.width / 2, Math.min(r.height / 2, 14)], [r.width / 2, r.height / 2], [6, 10], [6, r.height / 2], [r.width - 6, 10]];
+    const points = [
+      [r.width / 2, Math.min(r.height / 2, 14)], [r.width / 2, r.height / 2],
+      [6, 10], [6, r.height / 2], [r.width - 6, 10],
+    ];
     for (const [dx, dy] of points) {
       const x = r.left + dx, y = r.top + dy;
       const hit = document.elementFromPoint(x, y);
