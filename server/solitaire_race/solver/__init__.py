@@ -15,7 +15,8 @@ moves, dead positions, footprints, scores), ``shorten`` (the shortening pass), `
 (the front door), ``daily`` (choosing daily deals).
 """
 
-from .daily import CANDIDATES, DAILY_BUDGET, DAILY_NODES, budget_for, choose_daily
+from ..daily import CANDIDATES
+from .daily import DAILY_BUDGET, DAILY_NODES, budget_for, choose_daily
 from .solve import Budget, SolverError, SolveResult, hint, solve, verify
 
 __all__ = [

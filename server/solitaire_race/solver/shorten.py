@@ -123,7 +123,7 @@ class _Shortener:
         return line
 
 
-    def bounded(self, know: Knowledge, bound: int) -> list[Move] | None:
+    def bounded(self, know: Knowledge[Any], bound: int) -> list[Move] | None:
         """A winning line shorter than ``bound`` moves, or None (see the module doc)."""
         game = self.game
         total = game.progress(self.start).total
