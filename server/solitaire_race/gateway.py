@@ -261,13 +261,13 @@ class Gateway:
             request = p.decode(frame)
             request_id = request.id
             kind = type(request)
-            if kind is p.Hello:
+            if isinstance(request, p.Hello):
                 self._await(session, self._hello(session, request), request_id)
                 return
             player = session.player
             if player is None and not isinstance(request, p.ANONYMOUS):
                 raise p.ProtocolError(p.ErrorCode.NOT_IDENTIFIED, "say hello first")
-            if kind is p.Move:
+            if isinstance(request, p.Move):
                 assert player is not None
                 if self.races.move(player, request, functools.partial(self._moved, session, request_id)):
                     session.frames.hold()
