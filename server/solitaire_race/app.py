@@ -20,6 +20,9 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
+from typing import Any
+
+from websockets.asyncio.server import Server
 
 from . import transport
 from .config import EVENT_LOOPS, Config
@@ -33,7 +36,6 @@ from .queries import Queries
 from .races import Races
 from .recovery import recover
 from .store import Store
-from .transport import Server
 
 log = logging.getLogger("solitaire_race")
 
@@ -178,5 +180,5 @@ async def serve(config: Config, loop_name: str = "asyncio") -> None:
         print("stopped.", flush=True)
 
 
-def configure(base: Config, **overrides: object) -> Config:
+def configure(base: Config, **overrides: Any) -> Config:
     return replace(base, **{k: v for k, v in overrides.items() if v is not None})

@@ -353,8 +353,9 @@ class Room:
         }
         # "playing" for now, if a search is to decide (stuck_checked)
         check = CheckStuck(racer.id, len(racer.log), verdict) if isinstance(verdict, StuckSearch) else None
-        # Only a game that just ended can end the race.
-        closing = self._close() if racer.done and self._all_done() else []
+        # Only a game that just ended can end the race. (Not `racer.done`: mypy would keep
+        # it False from the check above, though _end may have set the outcome since.)
+        closing = self._close() if racer.outcome is not None and self._all_done() else []
         return Played(logged, Send((racer.id,), reply), check, closing)
 
     def stuck_checked(self, player_id: int, moves: int, outcome: Outcome) -> list[Effect]:

@@ -481,7 +481,7 @@ def _notice(kind: str, text: str, style: Style) -> str:
 def _practice(screen: Screen) -> bool:
     """An unranked daily replay: the only place the server gives hints."""
     daily = (screen.race or {}).get("daily")
-    return bool(daily) and not daily.get("ranked")
+    return bool(daily and not daily.get("ranked"))
 
 
 def _hint(screen: Screen) -> str:
