@@ -36,7 +36,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from solitaire_race.gateway import Session
 
 HERE = Path(__file__).resolve().parent
 GAME = "persian-patience"
@@ -110,33 +113,37 @@ async def play(rooms: int, lines: list[tuple[int, list[str]]], db_dir: str, stuc
         # A measuring device, not a server setting: no stuck check is queued, so none runs.
         app.races.interpreter.check = lambda *check: None  # type: ignore[method-assign]
     try:
-        racers: list[tuple[Any, RacingPeer]] = []
+        racers: list[tuple[Session, RacingPeer]] = []
         for r in range(rooms):
-            sessions = []
+            seated: list[tuple[Session, RacingPeer]] = []
             for i in range(RACERS):
                 peer = RacingPeer(gateway)
                 session = peer.session = gateway.connect(peer)
                 await gateway.handle(session, json.dumps({"type": "hello", "name": f"r{r}p{i}"}))
-                sessions.append(session)
+                seated.append((session, peer))
+            host = seated[0][0]
             deal, line = lines[r % len(lines)]
             create = {"type": "create_race", "game": GAME, "deal": deal, "private": True}
-            await gateway.handle(sessions[0], json.dumps(create))
-            room = app.races.seats.get(sessions[0].player.id)
+            await gateway.handle(host, json.dumps(create))
+            assert host.player is not None, "hello failed"
+            room = app.races.seats.get(host.player.id)
             assert room is not None, "create_race failed"
-            for session in sessions[1:]:
+            for session, _ in seated[1:]:
                 await gateway.handle(session, json.dumps({"type": "join_race", "code": room.code}))
-            await gateway.handle(sessions[0], json.dumps({"type": "start_race"}))
+            await gateway.handle(host, json.dumps({"type": "start_race"}))
             frames = [json.dumps({"type": "move", "id": k, "moves": [move]}) for k, move in enumerate(line)]
-            for session in sessions:
-                session.peer.frames = frames
-                racers.append((session, session.peer))
+            for session, peer in seated:
+                peer.frames = frames
+                racers.append((session, peer))
         await asyncio.sleep(0.05)  # the countdown of 0 s: every race running
 
         loop = asyncio.get_running_loop()
+        finished: list[asyncio.Future[None]] = []
         for session, peer in racers:  # every racer's first move; the replies bring the rest
-            peer.finished = loop.create_future()
+            peer.finished = done = loop.create_future()
+            finished.append(done)
             gateway.receive(session, peer.frames[0])
-        await asyncio.wait_for(asyncio.gather(*(peer.finished for _, peer in racers)), 3600)
+        await asyncio.wait_for(asyncio.gather(*finished), 3600)
         # Every line played through: a refused move would have been counted as a move.
         seats = app.races.seats
         outcomes = {

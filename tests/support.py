@@ -52,7 +52,8 @@ def searched_line(game_id: str, secret: bytes, deal: int, verdict: Outcome) -> l
     search decides (``Game.assess`` gives a ``StuckSearch``), and decides ``verdict``."""
     game = get_game(game_id)
     for seed in range(1_000):
-        rng, state, line = random.Random(seed), game.deal(deal, secret), []
+        rng, state = random.Random(seed), game.deal(deal, secret)
+        line: list[str] = []
         for _ in range(400):
             if isinstance(game.assess(state), StuckSearch) and game.outcome(state) is verdict and line:
                 return line

@@ -170,7 +170,7 @@ async def test_http_api_answers_match_the_protocol(daily_app: tuple[App, WallClo
             await finish(c, None)
         me = ann.player["id"]  # type: ignore[index]
 
-        pairs = [
+        pairs: list[tuple[dict[str, Any], str]] = [
             ({"type": "daily"}, f"/api/daily?me={me}"),
             (
                 {"type": "leaderboard", "board": "daily", "game": "cruel", "page_size": 1},

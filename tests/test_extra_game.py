@@ -159,7 +159,9 @@ def test_the_extra_game_passes_the_generic_conformance_suite(ladder: Ladder) -> 
 
 async def test_the_server_and_the_clients_serve_it_untouched(ladder: Ladder, tmp_path: Path) -> None:
     deal = next(d for d in range(50) if solve(ladder, ladder.deal(d, TEST_SECRET.encode())).moves)
-    line = list(solve(ladder, ladder.deal(deal, TEST_SECRET.encode())).moves)
+    moves = solve(ladder, ladder.deal(deal, TEST_SECRET.encode())).moves
+    assert moves is not None
+    line = list(moves)
     app = await App.start(make_config(tmp_path))
     ann = await Client.connect(app)
     try:

@@ -200,8 +200,8 @@ async def test_logs_are_json_events_without_secrets(app: App, clients: Any, capl
     race_id = by_event["race_created"]["race"]
     assert by_event["race_created"]["code"] == room["race"]["code"]
     assert by_event["race_started"]["race"] == race_id and by_event["race_finished"]["race"] == race_id
-    assert by_event["identified"]["player"] == ann.player["id"]  # type: ignore[index]
-    assert all(ann.token not in line for line in lines)  # type: ignore[operator]
+    assert by_event["identified"]["player"] == ann.player["id"]
+    assert all(ann.token not in line for line in lines)
 
 
 def test_histogram_buckets_include_their_bound() -> None:

@@ -436,7 +436,7 @@ GAME_ACTIONS = ("move", "resign", "ready", "start_race", "leave_race", "start_da
 def test_no_request_can_name_another_players_game() -> None:
     fields = {
         cls.__struct_config__.tag: {f.name for f in msgspec.structs.fields(cls)}
-        for cls in protocol.Request.__args__  # type: ignore[attr-defined]
+        for cls in protocol.Request.__args__
     }
     assert fields["move"] == {"id", "moves"}
     assert fields["resign"] == {"id"}

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from solitaire_race.engine import IllegalMove, Outcome, get_game, view_changes
+from solitaire_race.results import RacerOutcome
 from solitaire_race.room import CheckStuck, LogMoves, Room, RoomError, SaveResults, Send, Status
 
 from .support import searched_line, winnable_deal
@@ -52,6 +53,7 @@ def test_lobby_join_ready_countdown_and_identical_deal() -> None:
     room.set_ready(1, True, now=1.0)
     assert room.status is Status.LOBBY
     e = room.set_ready(2, True, now=2.0)  # all ready: the countdown starts
+    room = room  # mypy keeps room.status narrowed across the call above: forget it
     assert room.status is Status.COUNTDOWN and room.deadline() == 5.0
     assert sends(e, 2, "countdown")[0]["starts_in_ms"] == 3000
     assert room.tick(now=4.999) == []  # not yet
@@ -123,7 +125,7 @@ def test_legal_move_applies_and_progress_goes_to_the_others() -> None:
     room.play(1, [WINNING_LINE[2]], now=5.06)  # not durable yet: not published
     flushed = room.flush_progress()
     # One frame for the whole room, the same for everyone, with one entry for both moves.
-    assert len(flushed) == 1 and set(flushed[0].to) == {1, 2}
+    assert len(flushed) == 1 and isinstance(flushed[0], Send) and set(flushed[0].to) == {1, 2}
     (standings,) = sends(flushed, 2, "standings")
     assert [(r["player_id"], r["moves"], r["outcome"]) for r in standings["racers"]] == [(1, 2, "playing")]
     assert "view" not in standings["racers"][0] and "state" not in standings["racers"][0]  # never your cards
@@ -184,6 +186,7 @@ def test_full_race_ranking_saved_before_announced() -> None:
     assert room.status is Status.RUNNING  # player 1 still racing
     room.play(1, list(WINNING_LINE[:40]), now=13.0)
     e = room.play(1, list(WINNING_LINE[40:]), now=14.0).effects  # player 1 wins at 10 s
+    room = room  # mypy keeps room.status narrowed across the calls above: forget it
     assert room.status is Status.CLOSING
     saves = [x for x in e if isinstance(x, SaveResults)]
     assert len(saves) == 1 and not sends(e, type_="race_finished")  # not announced yet
@@ -193,6 +196,7 @@ def test_full_race_ranking_saved_before_announced() -> None:
     e = room.results_saved()
     finished = sends(e, 1, "race_finished")[0]
     assert [r["player_id"] for r in finished["ranking"]] == [2, 1, 3]
+    room = room  # mypy keeps room.status narrowed across the calls above: forget it
     assert room.status is Status.FINISHED
 
 
@@ -361,7 +365,7 @@ def test_results_are_replayed_before_they_are_saved() -> None:
         # no notation (not in the parse cache)
         dataclasses.replace(won, move_log=won.move_log[:5] + ("zz",) + won.move_log[5:]),
         dataclasses.replace(won, moves=won.moves - 3),  # a count that does not match
-        dataclasses.replace(results[1], outcome="won"),  # a claimed win with no moves
+        dataclasses.replace(results[1], outcome=RacerOutcome.WON),  # a claimed win with no moves
     ):
         with pytest.raises(ValueError):
             room.verify([forged])

@@ -35,7 +35,7 @@ def run_whole(game: Game[Any], state: Any) -> tuple[Outcome, Any]:
 
 
 def drain(checks: StuckChecks[str], limit: int = 100_000) -> list[tuple[str, int, int, Outcome]]:
-    verdicts = []
+    verdicts: list[tuple[str, int, int, Outcome]] = []
     for _ in range(limit):
         if not checks:
             return verdicts

@@ -22,7 +22,7 @@ def test_only_changed_items_and_fields() -> None:
 
 
 def test_a_whole_field_then_an_item_of_it() -> None:
-    changes = [["free", ["c3", "c4"]], ["free", 1, "c5"]]
+    changes: list[view_changes.Change] = [["free", ["c3", "c4"]], ["free", 1, "c5"]]
     assert view_changes.apply(VIEW, changes)["free"] == ["c3", "c5"]
     assert changes[0] == ["free", ["c3", "c4"]], "the changes are left as they were"
 
