@@ -36,7 +36,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from solitaire_race.gateway import Session
 
 HERE = Path(__file__).resolve().parent
 GAME = "persian-patience"
@@ -59,7 +62,7 @@ class RacingPeer:
     and hands the gateway the racer's next move as soon as a ``move_result`` arrives (a
     racer at saturation; the transport delivers frames the same way, from a callback)."""
 
-    __slots__ = ("gateway", "session", "frames", "played", "finished")
+    __slots__ = ("finished", "frames", "gateway", "played", "session")
 
     def __init__(self, gateway: Any) -> None:
         self.gateway = gateway
@@ -110,35 +113,42 @@ async def play(rooms: int, lines: list[tuple[int, list[str]]], db_dir: str, stuc
         # A measuring device, not a server setting: no stuck check is queued, so none runs.
         app.races.interpreter.check = lambda *check: None  # type: ignore[method-assign]
     try:
-        racers: list[tuple[Any, RacingPeer]] = []
+        racers: list[tuple[Session, RacingPeer]] = []
         for r in range(rooms):
-            sessions = []
+            seated: list[tuple[Session, RacingPeer]] = []
             for i in range(RACERS):
                 peer = RacingPeer(gateway)
                 session = peer.session = gateway.connect(peer)
                 await gateway.handle(session, json.dumps({"type": "hello", "name": f"r{r}p{i}"}))
-                sessions.append(session)
+                seated.append((session, peer))
+            host = seated[0][0]
             deal, line = lines[r % len(lines)]
-            await gateway.handle(sessions[0], json.dumps({"type": "create_race", "game": GAME, "deal": deal, "private": True}))
-            room = app.races.seats.get(sessions[0].player.id)
+            create = {"type": "create_race", "game": GAME, "deal": deal, "private": True}
+            await gateway.handle(host, json.dumps(create))
+            assert host.player is not None, "hello failed"
+            room = app.races.seats.get(host.player.id)
             assert room is not None, "create_race failed"
-            for session in sessions[1:]:
+            for session, _ in seated[1:]:
                 await gateway.handle(session, json.dumps({"type": "join_race", "code": room.code}))
-            await gateway.handle(sessions[0], json.dumps({"type": "start_race"}))
+            await gateway.handle(host, json.dumps({"type": "start_race"}))
             frames = [json.dumps({"type": "move", "id": k, "moves": [move]}) for k, move in enumerate(line)]
-            for session in sessions:
-                session.peer.frames = frames
-                racers.append((session, session.peer))
+            for session, peer in seated:
+                peer.frames = frames
+                racers.append((session, peer))
         await asyncio.sleep(0.05)  # the countdown of 0 s: every race running
 
         loop = asyncio.get_running_loop()
+        finished: list[asyncio.Future[None]] = []
         for session, peer in racers:  # every racer's first move; the replies bring the rest
-            peer.finished = loop.create_future()
+            peer.finished = done = loop.create_future()
+            finished.append(done)
             gateway.receive(session, peer.frames[0])
-        await asyncio.wait_for(asyncio.gather(*(peer.finished for _, peer in racers)), 3600)
+        await asyncio.wait_for(asyncio.gather(*finished), 3600)
         # Every line played through: a refused move would have been counted as a move.
         seats = app.races.seats
-        outcomes = {seats[s.player.id].racers[s.player.id].outcome for s, _ in racers if s.player and s.player.id in seats}
+        outcomes = {
+            seats[s.player.id].racers[s.player.id].outcome for s, _ in racers if s.player and s.player.id in seats
+        }
         if outcomes != {"won"} or len(racers) != rooms * RACERS:
             raise RuntimeError(f"the lines were not all won: {outcomes}")
         return sum(len(peer.frames) for _, peer in racers)
@@ -189,7 +199,8 @@ def main(argv: list[str] | None = None) -> int:
             # One after the other: side by side, a busier machine would delay the database's
             # threads, and with them how many idle turns the stuck searches get.
             checks = not args.without_stuck_checks
-            (i_small, m_small), (i_large, m_large) = counted(small, lines_file, checks), counted(large, lines_file, checks)
+            i_small, m_small = counted(small, lines_file, checks)
+            i_large, m_large = counted(large, lines_file, checks)
             per_move.append((i_large - i_small) / (m_large - m_small))
             print(f"run {run}: rooms {small}: {i_small:,} instructions, {m_small:,} moves; "
                   f"rooms {large}: {i_large:,}, {m_large:,} moves; per move {per_move[-1]:,.0f}")

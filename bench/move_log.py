@@ -118,7 +118,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.racers < RACERS_PER_RACE or args.commits < 1 or not batches or min(batches) < 1 or max(batches) > 1000:
         parser.error(f"need --racers >= {RACERS_PER_RACE}, --commits >= 1 and batches of 1 to 1,000")
     out: list[dict[str, Any]] = []
-    print(f"{'moves/commit':>12} {'layout':>10} {'µs/row':>8} {'µs/commit':>10} {'WAL KiB/commit':>15} {'CPU ratio':>10}")
+    print(
+        f"{'moves/commit':>12} {'layout':>10} {'µs/row':>8} {'µs/commit':>10} {'WAL KiB/commit':>15} {'CPU ratio':>10}"
+    )
     for batch in batches:
         figures = {}
         for layout in ("clustered", "journal"):
@@ -131,7 +133,10 @@ def main(argv: list[str] | None = None) -> int:
                     db.close()
         for layout, f in figures.items():
             ratio = f["us_per_row"] / figures["clustered"]["us_per_row"]
-            print(f"{batch:>12} {layout:>10} {f['us_per_row']:>8.1f} {f['us_per_commit']:>10.0f} {f['wal_kib_per_commit']:>15.1f} {ratio:>10.2f}")
+            print(
+                f"{batch:>12} {layout:>10} {f['us_per_row']:>8.1f} {f['us_per_commit']:>10.0f}"
+                f" {f['wal_kib_per_commit']:>15.1f} {ratio:>10.2f}"
+            )
             out.append({"batch": batch, "layout": layout, **f, "cpu_ratio": ratio})
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=2))

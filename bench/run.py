@@ -2,9 +2,10 @@
 
 Runs, in order: the engine benchmark (bench/engine.py), the solver benchmark
 (bench/solver.py, when present), the leaderboard benchmark at one million results
-(bench/leaderboard.py), the move-log commit benchmark (bench/move_log.py), the load benchmark against the raw websockets ceiling
-(bench/load.py) and the soak (bench/soak.py: memory over ten minutes of racing). ``--quick`` runs smaller versions of each (a few minutes in all). Every
-benchmark prints its own figures; nothing is asserted.
+(bench/leaderboard.py), the move-log commit benchmark (bench/move_log.py), the load
+benchmark against the raw websockets ceiling (bench/load.py) and the soak (bench/soak.py:
+memory over ten minutes of racing). ``--quick`` runs smaller versions of each (a few
+minutes in all). Every benchmark prints its own figures; nothing is asserted.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ def main() -> int:
         print(f"== {name}: python bench/{' '.join(cmd)}", flush=True)
         started = time.perf_counter()
         code = subprocess.call([sys.executable, str(script), *cmd[1:], *extra])
-        print(f"== {name}: {'done' if code == 0 else f'FAILED ({code})'} in {time.perf_counter() - started:.0f} s\n", flush=True)
+        status = "done" if code == 0 else f"FAILED ({code})"
+        print(f"== {name}: {status} in {time.perf_counter() - started:.0f} s\n", flush=True)
         failed += code != 0
     return 1 if failed else 0
 

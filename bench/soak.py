@@ -85,7 +85,9 @@ class Counts:
     errors: list[str] = field(default_factory=list)
 
 
-async def play_game(racer: Racer, rng: random.Random, interval: float, deadline: float, counts: Counts, cap: int) -> None:
+async def play_game(
+    racer: Racer, rng: random.Random, interval: float, deadline: float, counts: Counts, cap: int
+) -> None:
     started = await racer.wait(lambda r: r.type == "race_started")
     racer.early.clear()  # anything left over from the race before
     player = Player(started.view, rng)
@@ -120,7 +122,9 @@ async def room_loop(racers: list[Racer], seed: int, interval: float, deadline: f
         for guest in guests:
             await guest.request({"type": "join_race", "code": room.race["code"]})
         await host.request({"type": "start_race"})
-        await asyncio.gather(*(play_game(r, random.Random(rng.random()), interval, deadline, counts, cap) for r in racers))
+        await asyncio.gather(
+            *(play_game(r, random.Random(rng.random()), interval, deadline, counts, cap) for r in racers)
+        )
         for racer in racers:
             await racer.wait(lambda r: r.type == "race_finished")
         counts.races += 1
@@ -147,7 +151,11 @@ async def soak(
         sample = {"t": now, "rss_mib": rss_bytes(pid) / 2**20, "fds": open_fds(pid),
                   "rooms": await asyncio.to_thread(rooms_in_memory, http), "races": counts.races, "moves": counts.moves}
         samples.append(sample)
-        print(f"{now / 60:>7.1f}{sample['rss_mib']:>10.1f}{sample['fds']:>7}{sample['rooms']:>7}{sample['races']:>8,}{sample['moves']:>10,}", flush=True)
+        print(
+            f"{now / 60:>7.1f}{sample['rss_mib']:>10.1f}{sample['fds']:>7}{sample['rooms']:>7}"
+            f"{sample['races']:>8,}{sample['moves']:>10,}",
+            flush=True,
+        )
         if now >= minutes * 60:
             break
         await asyncio.sleep(min(every, max(0.0, deadline - time.monotonic())))
@@ -182,13 +190,24 @@ def main() -> int:
     parser.add_argument("--moves", type=int, default=120, help="a racer resigns after this many moves")
     parser.add_argument("--json", help="write the figures to this file")
     args = parser.parse_args()
-    if not (0 < args.minutes <= 24 * 60 and 0 < args.every and 0 < args.speed <= 20 and 1 <= args.room <= 8 and args.racers >= 1 and args.moves >= 1):
-        parser.error("--minutes in (0, 1440], --every > 0, --speed in (0, 20] (the server's rate limit), --room in 1..8")
+    if not (
+        0 < args.minutes <= 24 * 60
+        and args.every > 0
+        and 0 < args.speed <= 20
+        and 1 <= args.room <= 8
+        and args.racers >= 1
+        and args.moves >= 1
+    ):
+        parser.error(
+            "--minutes in (0, 1440], --every > 0, --speed in (0, 20] (the server's rate limit), --room in 1..8"
+        )
     raise_fd_limit()
     with tempfile.TemporaryDirectory() as tmp:
         proc, ws, http = start_server(Path(tmp) / "soak.sqlite3")
         try:
-            result = asyncio.run(soak(ws, http, proc.pid, args.racers, args.room, args.minutes, args.every, args.speed, args.moves))
+            result = asyncio.run(
+                soak(ws, http, proc.pid, args.racers, args.room, args.minutes, args.every, args.speed, args.moves)
+            )
         finally:
             proc.send_signal(signal.SIGTERM)
             proc.wait(timeout=30)

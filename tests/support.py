@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import random
 from datetime import date
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from solitaire_race.daily_planner import Chooser, first_candidate
@@ -52,7 +52,8 @@ def searched_line(game_id: str, secret: bytes, deal: int, verdict: Outcome) -> l
     search decides (``Game.assess`` gives a ``StuckSearch``), and decides ``verdict``."""
     game = get_game(game_id)
     for seed in range(1_000):
-        rng, state, line = random.Random(seed), game.deal(deal, secret), []
+        rng, state = random.Random(seed), game.deal(deal, secret)
+        line: list[str] = []
         for _ in range(400):
             if isinstance(game.assess(state), StuckSearch) and game.outcome(state) is verdict and line:
                 return line
@@ -102,7 +103,7 @@ def solve(game: Game[Any], state: Any, budget: int = 200_000) -> list[str] | Non
     return None
 
 
-@lru_cache(maxsize=None)
+@cache
 def winnable_deal(game_id: str, secret: bytes, first: int = 0, tries: int = 200) -> tuple[int, tuple[str, ...]]:
     """The first deal number from ``first`` with a winning line the solver finds."""
     game = get_game(game_id)

@@ -19,7 +19,9 @@ def test_both_layouts_take_every_commit(tmp_path: Path, capsys: pytest.CaptureFi
     out = tmp_path / "figures.json"
     assert move_log.main(["--racers", "16", "--commits", "5", "--batches", "1,3", "--json", str(out)]) == 0
     figures = json.loads(out.read_text())
-    assert [(f["batch"], f["layout"]) for f in figures] == [(1, "clustered"), (1, "journal"), (3, "clustered"), (3, "journal")]
+    assert [(f["batch"], f["layout"]) for f in figures] == [
+        (1, "clustered"), (1, "journal"), (3, "clustered"), (3, "journal")
+    ]
     assert all(f["wal_kib_per_commit"] > 0 and f["us_per_row"] > 0 for f in figures)
     assert "journal" in capsys.readouterr().out
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import AsyncIterator
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +83,7 @@ def play_offline(game_id: str, deal: int, **options: Any) -> tuple[Outcome | str
     return game.outcome(state), moves
 
 
-@lru_cache(maxsize=None)
+@cache
 def policy_wins(game_id: str, tries: int = 60) -> tuple[int, int]:
     """The first deal the bot policy wins, and in how many moves."""
     for deal in range(tries):
@@ -127,7 +127,10 @@ def test_policy_resigns_when_nothing_is_left_and_after_its_move_cap() -> None:
 def test_clock_exchange_buries_the_king_deepest() -> None:
     game = get_game("clock")
     view = game.view(game.deal(1, SECRET))
-    view = {**view, "hand": "KS", "exchange_allowed": True, "piles": [dict(p, face_down=min(p["face_down"], 2)) for p in view["piles"]]}
+    view = {
+        **view, "hand": "KS", "exchange_allowed": True,
+        "piles": [dict(p, face_down=min(p["face_down"], 2)) for p in view["piles"]],
+    }
     view["piles"][6]["face_down"] = 3
     view["piles"][12]["face_down"] = 0
     assert Policy("clock").choose(view) == "x7.3"

@@ -81,8 +81,9 @@ def test_hint_followed_move_by_move_wins_the_deal(tmp_path: Path, capsys: pytest
             assert out == f"no hint: the game is over (won) after {played} moves\n"
             break
         assert code == 0, out
-        comment, move = out.splitlines()
-        assert comment == f"# Cruel, deal {number}, after {played} move{'' if played == 1 else 's'}: the next move of a winning line"
+        comment, _ = out.splitlines()
+        after = f"after {played} move{'' if played == 1 else 's'}"
+        assert comment == f"# Cruel, deal {number}, {after}: the next move of a winning line"
         with log.open("a") as f:
             f.write(out)
     else:
@@ -91,7 +92,9 @@ def test_hint_followed_move_by_move_wins_the_deal(tmp_path: Path, capsys: pytest
     assert capsys.readouterr().out.startswith("won: 52/52 cards home")
 
 
-def test_hint_from_standard_input_is_part_of_a_win(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_hint_from_standard_input_is_part_of_a_win(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import io
 
     game = get_game("perseverance")
@@ -116,7 +119,9 @@ def test_hint_errors_and_positions_without_a_hint(tmp_path: Path, capsys: pytest
         1, "no hint: Clock hides cards (face down or in the stock), and a hint may use only what a player sees"
     )
     assert hint_of(capsys, "cruel", str(number), "--secret", "s", "--nodes", "10") == (
-        1, "no hint: no winning line found after 0 moves within 10 nodes (the position may be lost, or need a bigger --nodes)"
+        1,
+        "no hint: no winning line found after 0 moves within 10 nodes"
+        " (the position may be lost, or need a bigger --nodes)",
     )
     assert main(["hint", "cruel", str(number), "--moves", str(tmp_path / "missing.txt")]) == 2
     assert "missing.txt" in capsys.readouterr().err
@@ -167,7 +172,10 @@ def test_serve_runs_migrates_prints_url_and_stops_on_sigterm(tmp_path: Path, loo
     db = tmp_path / "nested" / "race.sqlite3"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "solitaire_race.cli", "serve", "--port", "0", "--db", f"sqlite+aiosqlite:///{db}", *loop_args],
+        [
+            sys.executable, "-m", "solitaire_race.cli", "serve",
+            "--port", "0", "--db", f"sqlite+aiosqlite:///{db}", *loop_args,
+        ],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
     )
     try:
@@ -204,7 +212,11 @@ def test_event_loops_by_name() -> None:
 
     from solitaire_race.app import loop_factory
 
-    for name, expected, kind in [("auto", "uvloop", uvloop.Loop), ("uvloop", "uvloop", uvloop.Loop), ("asyncio", "asyncio", asyncio.BaseEventLoop)]:
+    for name, expected, kind in [
+        ("auto", "uvloop", uvloop.Loop),
+        ("uvloop", "uvloop", uvloop.Loop),
+        ("asyncio", "asyncio", asyncio.BaseEventLoop),
+    ]:
         chosen, factory = loop_factory(name)
         loop = factory()
         try:

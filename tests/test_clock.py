@@ -194,7 +194,7 @@ def test_fourth_king_again_loses() -> None:
     assert C.outcome(s) is Outcome.STUCK
     with pytest.raises(IllegalMove, match="one exchange is used: the game is lost"):
         C.apply(s, PLAY)
-    with pytest.raises(IllegalMove, match="^the one exchange has already been used$"):
+    with pytest.raises(IllegalMove, match=r"^the one exchange has already been used$"):
         C.apply(s, C.parse_move("x1.1"))
     v = C.view(s)
     assert v["exchange_used"] and not v["exchange_allowed"]
@@ -204,7 +204,7 @@ def test_only_the_fourth_king_is_exchanged() -> None:
     """"If the fourth King is turned up while face-down cards remain, the player may **once**
     exchange it" -- not any other card, and not before the game starts."""
     s0 = C.deal_from(deal_order(KINGS_FIRST))
-    with pytest.raises(IllegalMove, match="^there is no card in hand to exchange$"):
+    with pytest.raises(IllegalMove, match=r"^there is no card in hand to exchange$"):
         C.apply(s0, Move(Kind.EXCHANGE, 0, 0))
     s1 = C.apply(s0, PLAY)  # K♣ in hand, the first King
     with pytest.raises(IllegalMove, match=r"only the fourth King may be exchanged.*K♣ is in"):

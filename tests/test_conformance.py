@@ -3,9 +3,10 @@
 Random playouts from many deals check, at every step, that: every generated legal move
 applies and round-trips through the notation; every other move in a broad candidate space
 is refused with a readable ``IllegalMove`` and leaves the state unchanged; cards are
-conserved; views are JSON, and ``from_view`` rebuilds the player's position from one; the end of the game is reported (the quick verdict and the
-search in slices, as the server runs them, agree with ``outcome``); and replaying the move log
-from the deal reproduces the final state exactly.
+conserved; views are JSON, and ``from_view`` rebuilds the player's position from one; the
+end of the game is reported (the quick verdict and the search in slices, as the server runs
+them, agree with ``outcome``); and replaying the move log from the deal reproduces the final
+state exactly.
 """
 
 from __future__ import annotations
@@ -17,8 +18,7 @@ from typing import Any
 
 import pytest
 
-from solitaire_race.engine import view_changes
-from solitaire_race.engine import Game, IllegalMove, Kind, Move, NotationError, Outcome, all_games, replay
+from solitaire_race.engine import Game, IllegalMove, Kind, Move, NotationError, Outcome, all_games, replay, view_changes
 from solitaire_race.engine.base import PRODUCTIVE, StuckSearch
 
 SECRET = b"conformance"
@@ -53,7 +53,9 @@ def playout(game: Game[Any], deal: int, *, probe_every: int = 20) -> None:
         legal = game.legal_moves(state)
         assert legal == game.legal_moves(state), "legal_moves must be deterministic"
         known = game.from_view(view)  # what a client rebuilds from the view alone
-        assert game.view(known) == view and game.legal_moves(known) == legal, "from_view must give the player's position"
+        assert game.view(known) == view and game.legal_moves(known) == legal, (
+            "from_view must give the player's position"
+        )
         assert len(set(legal)) == len(legal), "legal_moves must not repeat a move"
         for m in legal:
             text = game.format_move(m)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +17,8 @@ from solitaire_race.engine import get_game
 from .conftest import TEST_SECRET, Client, http_json, make_config
 from .support import solve
 
-DAY = datetime(2026, 11, 21, 23, 59, 0, tzinfo=timezone.utc)
-WINNABLE_DAY = datetime(2026, 11, 1, 12, 0, 0, tzinfo=timezone.utc)
+DAY = datetime(2026, 11, 21, 23, 59, 0, tzinfo=UTC)
+WINNABLE_DAY = datetime(2026, 11, 1, 12, 0, 0, tzinfo=UTC)
 
 
 class WallClock:
@@ -73,7 +73,8 @@ async def test_day_rollover_changes_the_deal_and_keeps_yesterday(daily_app: tupl
         assert cruel["attempted"] is False
 
         started = await ann.request({"type": "start_daily", "game": "cruel"})
-        assert started["type"] == "race_started" and started["daily"] == {"date": "2026-11-21", "ranked": True, "par": None}
+        assert started["type"] == "race_started"
+        assert started["daily"] == {"date": "2026-11-21", "ranked": True, "par": None}
         assert started["deal"] == cruel["deal"]
 
         wall.now = DAY + timedelta(minutes=2)  # 00:01 UTC: a new day, a new deal
@@ -169,11 +170,17 @@ async def test_http_api_answers_match_the_protocol(daily_app: tuple[App, WallClo
             await finish(c, None)
         me = ann.player["id"]  # type: ignore[index]
 
-        pairs = [
+        pairs: list[tuple[dict[str, Any], str]] = [
             ({"type": "daily"}, f"/api/daily?me={me}"),
-            ({"type": "leaderboard", "board": "daily", "game": "cruel", "page_size": 1}, f"/api/leaderboard/daily/cruel?page_size=1&me={me}"),
+            (
+                {"type": "leaderboard", "board": "daily", "game": "cruel", "page_size": 1},
+                f"/api/leaderboard/daily/cruel?page_size=1&me={me}",
+            ),
             ({"type": "leaderboard", "board": "wins", "game": "cruel"}, f"/api/leaderboard/wins/cruel?me={me}"),
-            ({"type": "leaderboard", "board": "win_rate", "game": "cruel", "min_games": 1}, f"/api/leaderboard/win_rate/cruel?min_games=1&me={me}"),
+            (
+                {"type": "leaderboard", "board": "win_rate", "game": "cruel", "min_games": 1},
+                f"/api/leaderboard/win_rate/cruel?min_games=1&me={me}",
+            ),
             ({"type": "profile", "player_id": me}, f"/api/players/{me}"),
         ]
         for request, path in pairs:

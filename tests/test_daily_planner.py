@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import os
 from collections.abc import AsyncIterator
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -30,7 +30,7 @@ from .test_daily import WallClock
 SECRET = TEST_SECRET.encode()
 NODES = SMALL_DAILY_NODES  # the test checks the wiring and the determinism, not the search
 GAMES = ["clock", "perseverance-a"]
-EVENING = datetime(2026, 11, 21, 23, 59, 0, tzinfo=timezone.utc)
+EVENING = datetime(2026, 11, 21, 23, 59, 0, tzinfo=UTC)
 
 
 async def test_deals_are_chosen_a_day_ahead_proven_winnable_and_stored(tmp_path: Path) -> None:
@@ -100,7 +100,7 @@ async def test_listing_shows_games_still_being_prepared(tmp_path: Path) -> None:
     it, start_daily does, and the other games (one with a real par) are playable."""
     gate = asyncio.Event()
     choose = held_back_chooser(SECRET, gate)
-    wall = WallClock(datetime(2026, 11, 21, 12, 0, tzinfo=timezone.utc))
+    wall = WallClock(datetime(2026, 11, 21, 12, 0, tzinfo=UTC))
     app = await App.start(make_config(tmp_path), wall_clock=wall, choose_daily=choose)
     ann = await Client.connect(app)
     try:
@@ -164,7 +164,8 @@ async def test_a_failing_solver_falls_back_to_the_first_candidate(tmp_path: Path
 
 
 async def test_a_killed_worker_settles_nothing_and_a_failure_lists_as_preparing(tmp_path: Path) -> None:
-    async with failing_planner(tmp_path, WorkerKilled("daily solver for clock killed by signal 15")) as (planner, store):
+    killed = WorkerKilled("daily solver for clock killed by signal 15")
+    async with failing_planner(tmp_path, killed) as (planner, store):
         # Stopped by a signal (the server is stopping): no unproven deal is settled for the day.
         with pytest.raises(WorkerKilled):
             await planner.challenge("clock", date(2026, 11, 21))

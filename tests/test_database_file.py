@@ -29,7 +29,9 @@ def serve(db: Path, timeout: float = 30) -> subprocess.CompletedProcess[str]:
 
 
 def command(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "solitaire_race.cli", *args], capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "solitaire_race.cli", *args], capture_output=True, text=True, timeout=60
+    )
 
 
 def assert_refused(done: subprocess.CompletedProcess[str], db: Path, *what: str) -> None:
@@ -104,7 +106,10 @@ async def test_one_server_per_database_file(tmp_path: Path) -> None:
     assert first.proc is not None
     try:
         second = serve(db)
-        assert_refused(second, db, "in use by another solitaire-race server", f"process {first.proc.pid}", "one SQLite file serves one")
+        assert_refused(
+            second, db,
+            "in use by another solitaire-race server", f"process {first.proc.pid}", "one SQLite file serves one",
+        )
         assert (tmp_path / "race.sqlite3-server.lock").is_file()  # beside the database
         # Beside the running server: the commands that read.
         backup = command("backup", str(tmp_path / "copy.sqlite3"), "--db", f"sqlite+aiosqlite:///{db}")

@@ -12,13 +12,24 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from solitaire_race.app import App
-from solitaire_race.engine import Game, IllegalMove, Kind, Move, NotationError, Progress, ShortForms, register, unregister
+from solitaire_race.engine import (
+    Game,
+    IllegalMove,
+    Kind,
+    Move,
+    NotationError,
+    Progress,
+    ShortForms,
+    register,
+    unregister,
+)
 from solitaire_race.engine.cards import Card, card, code, codes, label, parse_card, rank_of
 from solitaire_race.solver import solve
 from solitaire_race.tui.moves import expand
@@ -53,7 +64,7 @@ class Ladder(Game[LadderState]):
 
     def deal_from(self, cards: Sequence[Card]) -> LadderState:
         cut = (0, 4, 7, 10, 13)
-        return LadderState(tuple(tuple(cards[a:b]) for a, b in zip(cut, cut[1:])), 0)
+        return LadderState(tuple(tuple(cards[a:b]) for a, b in pairwise(cut)), 0)
 
     def legal_moves(self, state: LadderState) -> list[Move]:
         moves = []
@@ -107,7 +118,8 @@ class Ladder(Game[LadderState]):
 
     def from_view(self, view: dict[str, Any]) -> LadderState:
         home = view["home"]
-        return LadderState(tuple(tuple(map(parse_card, p)) for p in view["piles"]), rank_of(parse_card(home)) if home else 0)
+        piles = tuple(tuple(map(parse_card, p)) for p in view["piles"])
+        return LadderState(piles, rank_of(parse_card(home)) if home else 0)
 
     def snapshot(self, state: LadderState) -> dict[str, Any]:
         return self.view(state)
@@ -147,7 +159,9 @@ def test_the_extra_game_passes_the_generic_conformance_suite(ladder: Ladder) -> 
 
 async def test_the_server_and_the_clients_serve_it_untouched(ladder: Ladder, tmp_path: Path) -> None:
     deal = next(d for d in range(50) if solve(ladder, ladder.deal(d, TEST_SECRET.encode())).moves)
-    line = list(solve(ladder, ladder.deal(deal, TEST_SECRET.encode())).moves)
+    moves = solve(ladder, ladder.deal(deal, TEST_SECRET.encode())).moves
+    assert moves is not None
+    line = list(moves)
     app = await App.start(make_config(tmp_path))
     ann = await Client.connect(app)
     try:

@@ -30,7 +30,11 @@ DEAL, LINE = winnable_deal(GAME, TEST_SECRET.encode())
 CODES = {c.value for c in protocol.ErrorCode}
 
 scalars = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | st.text(max_size=40)
-values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3), max_leaves=5)
+values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=5,
+)
 types = st.sampled_from(sorted(protocol.REQUEST_TYPES) + ["", "MOVE", "hello ", "admin", "__proto__", "error"])
 fields = st.sampled_from(
     ["id", "name", "token", "game", "deal", "private", "time_limit_s", "code", "ready", "moves", "date", "board",
@@ -39,16 +43,33 @@ fields = st.sampled_from(
 games = st.sampled_from(["cruel", "clock", "parallels", "chess", "", "CRUEL"])
 plausible = st.one_of(
     st.builds(lambda m: {"type": "move", "moves": m}, st.lists(st.text(max_size=6), max_size=70)),
-    st.builds(lambda m, p: {"type": "move", "moves": m, "player_id": p}, st.lists(st.sampled_from(LINE[:5]), min_size=1, max_size=3), st.integers(1, 5)),
+    st.builds(
+        lambda m, p: {"type": "move", "moves": m, "player_id": p},
+        st.lists(st.sampled_from(LINE[:5]), min_size=1, max_size=3),
+        st.integers(1, 5),
+    ),
     st.builds(lambda c: {"type": "join_race", "code": c}, st.text(max_size=20)),
     st.builds(lambda g, d: {"type": "create_race", "game": g, "deal": d}, games, st.integers(-5, 2**60) | st.none()),
-    st.builds(lambda n, t: {"type": "hello", "name": n, "token": t}, st.text(max_size=40) | st.none(), st.text(max_size=140) | st.none()),
+    st.builds(
+        lambda n, t: {"type": "hello", "name": n, "token": t},
+        st.text(max_size=40) | st.none(),
+        st.text(max_size=140) | st.none(),
+    ),
     st.builds(lambda g: {"type": "start_daily", "game": g}, games),
-    st.builds(lambda b, g, p: {"type": "leaderboard", "board": b, "game": g, "page": p}, st.sampled_from(["deal", "daily", "wins", "nope"]), games, st.integers(-1, 10**7)),
-    st.sampled_from([{"type": t} for t in ("start_race", "ready", "resign", "leave_race", "list_races", "daily", "profile")]),
+    st.builds(
+        lambda b, g, p: {"type": "leaderboard", "board": b, "game": g, "page": p},
+        st.sampled_from(["deal", "daily", "wins", "nope"]),
+        games,
+        st.integers(-1, 10**7),
+    ),
+    st.sampled_from(
+        [{"type": t} for t in ("start_race", "ready", "resign", "leave_race", "list_races", "daily", "profile")]
+    ),
 )
 frames = st.one_of(
-    st.builds(lambda t, extra: {"type": t, **extra}, types, st.dictionaries(fields, values, max_size=4)).map(json.dumps),
+    st.builds(lambda t, extra: {"type": t, **extra}, types, st.dictionaries(fields, values, max_size=4)).map(
+        json.dumps
+    ),
     plausible.map(json.dumps),
     values.map(json.dumps),
     st.text(max_size=120),
@@ -66,7 +87,7 @@ def test_decoder_answers_every_frame_with_a_request_or_a_protocol_error(frame: s
     except protocol.ProtocolError as exc:
         assert exc.code.value in CODES and exc.message
     else:
-        assert type(request).__struct_config__.tag in protocol.REQUEST_TYPES  # type: ignore[attr-defined]
+        assert type(request).__struct_config__.tag in protocol.REQUEST_TYPES
 
 
 async def fuzz_connection(app: App, name: str, batch: list[str | bytes], identify: bool) -> int:

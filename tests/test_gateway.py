@@ -57,7 +57,7 @@ class Server:
 
 def make(held: set[str]) -> tuple[FrameQueue, Server, ReadingPeer]:
     server, peer = Server(held), ReadingPeer()
-    queue = server.queue = FrameQueue(server, peer)  # type: ignore[arg-type]
+    queue = server.queue = FrameQueue(server, peer)
     return queue, server, peer
 
 
@@ -88,10 +88,12 @@ def test_reading_stops_past_high_and_resumes_at_low() -> None:
         queue.push(str(i))
     assert peer.reading  # one short of the mark
     queue.push("last")
+    peer = peer  # mypy keeps peer.reading narrowed across the call above: forget it
     assert not peer.reading and peer.changes == [False]
     queue.push("more")  # still paused, not paused twice
     assert peer.changes == [False]
     server.finish()  # everything waiting is served at once (none held): reading resumes on the way
+    peer = peer  # mypy keeps peer.reading narrowed across the call above: forget it
     assert peer.reading and peer.changes == [False, True]
     assert len(server.served) == INBOX_HIGH + 2 and INBOX_LOW < INBOX_HIGH
 
@@ -129,7 +131,7 @@ async def test_pipelined_moves_and_requests_are_answered_in_order(app: App) -> N
               {"type": "ping", "id": 2}, {"type": "start_race", "id": 3}, {"type": "ping", "id": 4}]
     for frame in frames:
         await ann.ws.send(json.dumps(frame))
-    ids = []
+    ids: list[int] = []
     async with asyncio.timeout(5):
         while len(ids) < len(frames):
             message = json.loads(await ann.ws.recv())

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +53,10 @@ async def test_deeply_nested_json_is_a_bad_message(app: App, clients: Any, no_tr
 
 
 @pytest.mark.limits(rate_per_s=0.01, rate_burst=1)
-async def test_a_deeply_nested_id_is_not_echoed_when_rate_limited(strict: App, no_tracebacks: None) -> None:
+async def test_a_deeply_nested_id_is_not_echoed_when_rate_limited(
+    strict: App,  # noqa: F811 - pytest injects the fixture imported above by this name
+    no_tracebacks: None,
+) -> None:
     client = await Client.connect(strict)
     try:
         assert (await client.request({"type": "ping"}))["type"] == "pong"  # the only token
@@ -82,7 +86,9 @@ HUGE = [2**53, 2**63, 2**64, -(2**63) - 1, 10**30]
     ],
     ids=lambda m: f"{m['type']}.{next(k for k, v in m.items() if v is None)}",
 )
-async def test_an_integer_out_of_range_is_a_bad_message(app: App, clients: Any, no_tracebacks: None, message: dict[str, Any], value: int) -> None:
+async def test_an_integer_out_of_range_is_a_bad_message(
+    app: App, clients: Any, no_tracebacks: None, message: dict[str, Any], value: int
+) -> None:
     client = await clients("ann")
     field = next(k for k, v in message.items() if v is None)
     reply = await client.request({**message, field: value})
@@ -127,7 +133,9 @@ def api_url(template: str, name: str, text: str) -> str:
 
 
 @pytest.mark.parametrize("template, name, lo, hi", api_integers(), ids=lambda v: str(v))
-async def test_http_api_integers_take_the_documented_bounds(app: App, no_tracebacks: None, template: str, name: str, lo: int, hi: int) -> None:
+async def test_http_api_integers_take_the_documented_bounds(
+    app: App, no_tracebacks: None, template: str, name: str, lo: int, hi: int
+) -> None:
     for text in (str(lo), str(hi)):
         status, body = await http_json(app, api_url(template, name, text))
         assert status in (200, 404) and (status == 200 or body["error"]["code"] == "not_found"), (text, body)
@@ -180,7 +188,7 @@ def get(path: bytes, method: bytes = b"GET") -> bytes:
     ids=lambda path: repr(path[:24]),
 )
 async def test_a_path_the_filesystem_cannot_take_is_not_found(app: App, no_tracebacks: None, path: bytes) -> None:
-    status, headers, body = await raw_http(app, get(path))
+    status, _, body = await raw_http(app, get(path))
     assert status == 404 and body == b"not found\n", (status, body[:200])
     assert (await raw_http(app, get(b"/")))[0] == 200  # still serving
 
@@ -205,7 +213,9 @@ async def test_symlinks_in_the_client_folder_stay_inside_it(tmp_path: Path, no_t
 
 @pytest.mark.parametrize("method", [b"POST", b"PUT", b"DELETE", b"PATCH", b"OPTIONS", b"TRACE", b"BREW"])
 @pytest.mark.parametrize("path", [b"/", b"/leaderboard", b"/join/BCDFGH", b"/api/games", b"/healthz", b"/ws", b"/nope"])
-async def test_methods_but_get_and_head_are_not_allowed(app: App, no_tracebacks: None, method: bytes, path: bytes) -> None:
+async def test_methods_but_get_and_head_are_not_allowed(
+    app: App, no_tracebacks: None, method: bytes, path: bytes
+) -> None:
     status, headers, body = await raw_http(app, get(path, method))
     assert status == 405 and headers["allow"] == "GET, HEAD", (status, headers)
     assert headers["content-length"] == str(len(body)) and body == b"method not allowed\n"
@@ -214,7 +224,8 @@ async def test_methods_but_get_and_head_are_not_allowed(app: App, no_tracebacks:
 @pytest.mark.parametrize(
     "request_bytes",
     [
-        b"POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 9\r\n\r\nname=mall",
+        b"POST / HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+        b"Content-Length: 9\r\n\r\nname=mall",
         b"PUT /api/games HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nabcd\r\n0\r\n\r\n",
         b"POST /api/players/1 HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100000\r\n\r\n" + b"x" * 100_000,
     ],
@@ -255,10 +266,12 @@ def fragments(text: str, count: int) -> list[bytes]:
     data = text.encode()
     assert len(data) >= count
     cuts = [len(data) * i // count for i in range(count + 1)]
-    return [data[a:b] for a, b in zip(cuts, cuts[1:])]
+    return [data[a:b] for a, b in pairwise(cuts)]
 
 
-async def test_a_message_in_64_fragments_is_served_and_in_65_closes(app: App, clients: Any, no_tracebacks: None) -> None:
+async def test_a_message_in_64_fragments_is_served_and_in_65_closes(
+    app: App, clients: Any, no_tracebacks: None
+) -> None:
     ann = await clients()
     hostile = await RawWebSocket.connect(app)
     try:

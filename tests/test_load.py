@@ -57,7 +57,9 @@ async def test_solver_players_follow_winning_lines_to_wins(tmp_path: Path) -> No
     app = await App.start(make_config(tmp_path, secret=load.SECRET, countdown_s=0, rate_per_s=1e12, rate_burst=10**9))
     try:
         # Six rooms on the generator's solved deals, following their lines.
-        result: dict[str, Any] = await load.generate(app.ws_url, "race", 48, 8, seconds=3.0, rate=None, player="solver", warmup=0.2)
+        result: dict[str, Any] = await load.generate(
+            app.ws_url, "race", 48, 8, seconds=3.0, rate=None, player="solver", warmup=0.2
+        )
     finally:
         await app.stop()
     assert result["error_count"] == 0, result["errors"]  # every move of every line accepted

@@ -27,7 +27,12 @@ def test_the_data_file_is_unicodes_confusables_txt_unchanged() -> None:
 
 
 def test_parse_reads_sources_targets_and_semicolons_in_comments() -> None:
-    text = "# header\n\n0430 ;\t0061 ;\tMA\t# ( а → a )\nFF1B ;\t003B ;\tMA\t#* ( ； → ; ) FULLWIDTH SEMICOLON\n217F ;\t0072 006E ;\tMA\n"
+    text = (
+        "# header\n\n"
+        "0430 ;\t0061 ;\tMA\t# ( а → a )\n"
+        "FF1B ;\t003B ;\tMA\t#* ( ； → ; ) FULLWIDTH SEMICOLON\n"
+        "217F ;\t0072 006E ;\tMA\n"
+    )
     assert confusables.parse(text) == {0x430: "a", 0xFF1B: ";", 0x217F: "rn"}
 
 
@@ -50,7 +55,8 @@ def test_skeleton_is_idempotent_on_every_prototype() -> None:
 
 def test_default_ignorables_are_the_unicode_property() -> None:
     # Spot checks across the ranges (the table is DerivedCoreProperties.txt's).
-    for point in (0xAD, 0x34F, 0x115F, 0x180E, 0x200B, 0x200D, 0x202E, 0x2066, 0x3164, 0xFE0F, 0xFEFF, 0xE0001, 0xE01EF):
+    points = (0xAD, 0x34F, 0x115F, 0x180E, 0x200B, 0x200D, 0x202E, 0x2066, 0x3164, 0xFE0F, 0xFEFF, 0xE0001, 0xE01EF)
+    for point in points:
         assert confusables.is_default_ignorable(chr(point)), hex(point)
     for char in "aZ0 \u00a0\u0301é€❤\U0001f600":
         assert not confusables.is_default_ignorable(char), hex(ord(char))
@@ -124,7 +130,9 @@ def test_names_that_look_the_same_have_one_key(group: list[str]) -> None:
     assert len(keys) == 1, keys
 
 
-@pytest.mark.parametrize(("one", "other"), [("ann", "anne"), ("ann", "\u00e1nn"), ("ann", "an"), ("bob", "bop"), ("ann", "ann2")])
+@pytest.mark.parametrize(
+    ("one", "other"), [("ann", "anne"), ("ann", "\u00e1nn"), ("ann", "an"), ("bob", "bop"), ("ann", "ann2")]
+)
 def test_names_that_look_different_have_different_keys(one: str, other: str) -> None:
     assert names.name_key(one) != names.name_key(other)
 
@@ -133,7 +141,11 @@ def test_keys_fit_their_column() -> None:
     from solitaire_race.store.records import NAME_KEY_MAX_LENGTH
 
     widest = max(
-        (chr(p) for p in range(0x110000) if not 0xD800 <= p <= 0xDFFF and unicodedata.category(chr(p)) in ("Lo", "So", "Lu", "Ll")),
+        (
+            chr(p)
+            for p in range(0x110000)
+            if not 0xD800 <= p <= 0xDFFF and unicodedata.category(chr(p)) in ("Lo", "So", "Lu", "Ll")
+        ),
         key=lambda c: len(names.name_key(c)) / max(1, len(unicodedata.normalize("NFKC", c))),
     )
     name = (unicodedata.normalize("NFKC", widest) * 32)[: names.NAME_MAX_LENGTH]

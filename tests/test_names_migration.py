@@ -46,11 +46,14 @@ def test_name_keys_are_computed_for_stored_players_and_made_unique(tmp_path: Pat
             [(pid, name, f"{pid:064x}") for pid, name in STORED],
         )
         db.execute(
-            "INSERT INTO races (id, code, game, deal_number, private, status, created_by, time_limit_s, created_at, log_from) "
-            "VALUES (1, 'BCDFGH', 'cruel', 1, 1, 'running', 2, 600, 1795000000000000, 1)"
+            "INSERT INTO races"
+            " (id, code, game, deal_number, private, status, created_by, time_limit_s, created_at, log_from)"
+            " VALUES (1, 'BCDFGH', 'cruel', 1, 1, 'running', 2, 600, 1795000000000000, 1)"
         )
         db.executemany("INSERT INTO race_entries (race_id, player_id) VALUES (1, ?)", [(2,), (4,)])
-        db.execute("INSERT INTO move_log (race_id, player_id, seq, kind, text, at_ms) VALUES (1, 4, 0, 'move', '1>f', 5)")
+        db.execute(
+            "INSERT INTO move_log (race_id, player_id, seq, kind, text, at_ms) VALUES (1, 4, 0, 'move', '1>f', 5)"
+        )
 
     def table(sql: str) -> list[tuple[object, ...]]:
         with sqlite3.connect(path) as db:
@@ -60,7 +63,8 @@ def test_name_keys_are_computed_for_stored_players_and_made_unique(tmp_path: Pat
         return str(table("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'players'")[0][0])
 
     def indexes() -> set[str]:
-        return {str(name) for (name,) in table("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'players'")}
+        rows = table("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'players'")
+        return {str(name) for (name,) in rows}
 
     def others_intact() -> None:
         with sqlite3.connect(path) as db:
@@ -69,7 +73,8 @@ def test_name_keys_are_computed_for_stored_players_and_made_unique(tmp_path: Pat
             assert db.execute("SELECT created_by FROM races").fetchall() == [(2,)]
             assert db.execute("SELECT player_id FROM race_entries ORDER BY player_id").fetchall() == [(2,), (4,)]
             assert db.execute("SELECT player_id, text FROM move_log").fetchall() == [(4, "1>f")]
-            assert db.execute("SELECT id, token_hash FROM players ORDER BY id").fetchall() == [(pid, f"{pid:064x}") for pid, _ in STORED]
+            tokens = db.execute("SELECT id, token_hash FROM players ORDER BY id").fetchall()
+            assert tokens == [(pid, f"{pid:064x}") for pid, _ in STORED]
 
     command.upgrade(config, "0008")
     assert table("SELECT id, name, name_key FROM players ORDER BY id") == AFTER
@@ -79,12 +84,15 @@ def test_name_keys_are_computed_for_stored_players_and_made_unique(tmp_path: Pat
     with sqlite3.connect(path) as db:
         for key in ("ann", None):  # unique, and never missing
             with pytest.raises(sqlite3.IntegrityError):
-                db.execute("INSERT INTO players (name, name_key, token_hash, created_at) VALUES ('x', ?, 'h', 0)", (key,))
+                db.execute(
+                    "INSERT INTO players (name, name_key, token_hash, created_at) VALUES ('x', ?, 'h', 0)", (key,)
+                )
 
     command.downgrade(config, "0007")
     assert "name_key" not in players_sql()
     assert "ix_players_name" in indexes()
-    assert table("SELECT id, name FROM players ORDER BY id") == [(pid, name) for pid, name, _ in AFTER]  # kept as 0008 made them
+    kept = [(pid, name) for pid, name, _ in AFTER]  # as 0008 made them
+    assert table("SELECT id, name FROM players ORDER BY id") == kept
     others_intact()
 
     command.upgrade(config, "head")  # again: the names are valid and distinct now, so they stay

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -93,11 +93,12 @@ async def test_two_writers_on_one_database_give_a_name_once(tmp_path: Path) -> N
     only the unique name key stops the second look-alike."""
     url = f"sqlite+aiosqlite:///{tmp_path / 'race.sqlite3'}"
     one, two = await Store.open(url), await Store.open(url)
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     try:
         for i, (name, lookalike) in enumerate([("ann", "\u0430nn"), ("bob", "B0B"), ("carol", "CAROL")]):
             made = await asyncio.gather(
-                one.create_player(name, hash_token(f"a{i}"), now), two.create_player(lookalike, hash_token(f"b{i}"), now),
+                one.create_player(name, hash_token(f"a{i}"), now),
+                two.create_player(lookalike, hash_token(f"b{i}"), now),
                 return_exceptions=True,
             )
             assert sorted(type(m).__name__ for m in made) == ["NameTaken", "PlayerRecord"], made

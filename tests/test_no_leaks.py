@@ -33,9 +33,8 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 
 from solitaire_race import protocol
-from solitaire_race.engine import view_changes
 from solitaire_race.app import App
-from solitaire_race.engine import Game, IllegalMove, Kind, Move, NotationError, Outcome, get_game
+from solitaire_race.engine import Game, IllegalMove, Kind, Move, NotationError, Outcome, get_game, view_changes
 from solitaire_race.engine.cards import code, codes, label, parse_card
 from solitaire_race.engine.parallels import COLUMNS, WIDTH
 from solitaire_race.room import Room
@@ -152,7 +151,10 @@ class Wire:
         if message["type"] in OWN_GAME:
             # The frame is this very state, so the check above compared it with the right one;
             # and a client that applies each move_result's changes has exactly the server's view.
-            view = message["view"] if message["type"] == "race_started" else view_changes.apply(self.views[-1], message["changes"])
+            if message["type"] == "race_started":
+                view = message["view"]
+            else:
+                view = view_changes.apply(self.views[-1], message["changes"])
             assert view == self.game.view(state)
             self.views.append(view)
             self.elapsed.append(message["elapsed_ms"])
@@ -397,7 +399,7 @@ async def token_race(app: App, clients: Any, caplog: pytest.LogCaptureFixture) -
 async def test_tokens_reach_only_their_owner(app: App, clients: Any, caplog: pytest.LogCaptureFixture) -> None:
     wires, tokens = await token_race(app, clients, caplog)
     for w in wires:
-        for raw, message in zip(w.raws, w.frames):
+        for raw, message in zip(w.raws, w.frames, strict=True):
             for token in tokens:
                 if token in raw:
                     assert token == w.token and message["type"] == "welcome", f"a token in {raw}"
@@ -434,7 +436,7 @@ GAME_ACTIONS = ("move", "resign", "ready", "start_race", "leave_race", "start_da
 def test_no_request_can_name_another_players_game() -> None:
     fields = {
         cls.__struct_config__.tag: {f.name for f in msgspec.structs.fields(cls)}
-        for cls in protocol.Request.__args__  # type: ignore[attr-defined]
+        for cls in protocol.Request.__args__
     }
     assert fields["move"] == {"id", "moves"}
     assert fields["resign"] == {"id"}

@@ -80,7 +80,7 @@ def test_free_card_rule() -> None:
     s = state("9H 2S", "9D 2H", "9C 2D")
     # b2 (2♥) has cards above (b1) and below (b3): not free.
     assert Move(Kind.HOME, 11, UP) not in G.legal_moves(s)
-    with pytest.raises(IllegalMove, match="^2♥ at b2 is not free: b1 above and b3 below both hold cards$"):
+    with pytest.raises(IllegalMove, match=r"^2♥ at b2 is not free: b1 above and b3 below both hold cards$"):
         G.apply(s, G.parse_move("b2>A"))
     # The first row and the lowest row are free: 2♠ (b1) and 2♦ (b3) may go home.
     assert {G.format_move(m) for m in G.legal_moves(s) if m.kind is Kind.HOME} == {"b1>A", "b3>A"}
@@ -111,9 +111,9 @@ def test_aces_build_up_kings_build_down() -> None:
     after = G.apply(G.apply(s, G.parse_move("a1>A")), G.parse_move("b1>K"))
     assert after.foundations == found(S=(2, 12))
     assert G.progress(after).home == 10
-    with pytest.raises(IllegalMove, match="^3♠ cannot go to the ♠ Ace foundation: it needs 2♠$"):
+    with pytest.raises(IllegalMove, match=r"^3♠ cannot go to the ♠ Ace foundation: it needs 2♠$"):
         G.apply(s, G.parse_move("c1>A"))
-    with pytest.raises(IllegalMove, match="^2♠ cannot go to the ♠ King foundation: it needs Q♠$"):
+    with pytest.raises(IllegalMove, match=r"^2♠ cannot go to the ♠ King foundation: it needs Q♠$"):
         G.apply(s, G.parse_move("a1>K"))
     done = state("3S", tops=found(S=(KING, 2)))
     with pytest.raises(IllegalMove, match="the ♠ Ace foundation is complete"):
@@ -155,7 +155,7 @@ def test_stock_empty() -> None:
     """"No redeal: the game ends when the stock is empty and nothing can move." """
     s = state("9S 9H")
     assert Move(Kind.STOCK) not in G.legal_moves(s)
-    with pytest.raises(IllegalMove, match="^the stock is empty \\(there is no redeal in Parallels\\)$"):
+    with pytest.raises(IllegalMove, match=r"^the stock is empty \(there is no redeal in Parallels\)$"):
         G.apply(s, G.parse_move("s"))
     with pytest.raises(NotationError):
         G.parse_move("r")
@@ -175,7 +175,9 @@ def test_shift_needs_the_foundations_to_meet() -> None:
     assert G.progress(down).home == G.progress(s).home == G.progress(up).home
     apart = state("9H", tops=found(S=(6, 9)))
     assert not [m for m in G.legal_moves(apart) if m.kind is Kind.SHIFT]
-    with pytest.raises(IllegalMove, match="^the ♠ foundations do not meet \\(Ace foundation at 6♠, King foundation at 9♠\\)$"):
+    with pytest.raises(
+        IllegalMove, match=r"^the ♠ foundations do not meet \(Ace foundation at 6♠, King foundation at 9♠\)$"
+    ):
         G.apply(apart, G.parse_move("S:A>K"))
 
 
@@ -184,11 +186,11 @@ def test_starting_ace_and_king_never_move() -> None:
     low = state("9H", tops=found(H=(ACE, 2)))
     assert Move(Kind.SHIFT, 1, UP) not in G.legal_moves(low)
     assert Move(Kind.SHIFT, 1, DOWN) in G.legal_moves(low)
-    with pytest.raises(IllegalMove, match="^the starting A♥ never moves$"):
+    with pytest.raises(IllegalMove, match=r"^the starting A♥ never moves$"):
         G.apply(low, G.parse_move("H:A>K"))
     high = state("9H", tops=found(H=(12, KING)))
     assert Move(Kind.SHIFT, 1, DOWN) not in G.legal_moves(high)
-    with pytest.raises(IllegalMove, match="^the starting K♥ never moves$"):
+    with pytest.raises(IllegalMove, match=r"^the starting K♥ never moves$"):
         G.apply(high, G.parse_move("H:K>A"))
 
 
@@ -240,7 +242,7 @@ def test_notation() -> None:
     for bad in ["k1>A", "a0>A", "c2>Q", "c2>f", "c2", "S:A>A", "X:A>K", "r", "", "c2>A>K"]:
         with pytest.raises(NotationError):
             G.parse_move(bad)
-    with pytest.raises(NotationError, match="use e.g. 'c2>A'"):
+    with pytest.raises(NotationError, match=r"use e\.g\. 'c2>A'"):
         G.parse_move("hello")
     with pytest.raises(NotationError, match="a shift goes from one foundation of a suit to the other"):
         G.parse_move("S:K>K")

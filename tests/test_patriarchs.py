@@ -78,7 +78,7 @@ def test_tableau_cards_go_only_to_foundations() -> None:
         G.parse_move("1>2")
     with pytest.raises(IllegalMove, match="Patriarchs has no build moves"):
         G.apply(s, Move(Kind.BUILD, 0, 1))
-    with pytest.raises(IllegalMove, match="^9♥ cannot go to the ♥ Ace foundation: it needs 2♥$"):
+    with pytest.raises(IllegalMove, match=r"^9♥ cannot go to the ♥ Ace foundation: it needs 2♥$"):
         G.apply(s, G.parse_move("3>A"))
 
 
@@ -115,7 +115,7 @@ def test_vacancy_filled_from_the_stock_when_the_waste_is_empty() -> None:
     # With both empty the slot stays empty.
     bare = G.apply(state(FULL[:-2] + "QC"), G.parse_move("9>K"))
     assert bare.tableau[8] == 0 and G.view(bare)["tableau"][8] is None
-    with pytest.raises(IllegalMove, match="^slot 9 is empty$"):
+    with pytest.raises(IllegalMove, match=r"^slot 9 is empty$"):
         G.apply(bare, G.parse_move("9>A"))
 
 
@@ -124,17 +124,17 @@ def test_redeal_only_when_the_stock_is_empty() -> None:
     the stock." """
     s = state(FULL, stock="2C", waste="4S 5S 6S")
     assert Move(Kind.REDEAL) not in G.legal_moves(s)
-    with pytest.raises(IllegalMove, match="^a redeal is only allowed once the stock is empty \\(1 card left\\)$"):
+    with pytest.raises(IllegalMove, match=r"^a redeal is only allowed once the stock is empty \(1 card left\)$"):
         G.apply(s, G.parse_move("r"))
     s = G.apply(s, G.parse_move("s"))
     assert G.legal_moves(s)[-1] == Move(Kind.REDEAL) and G.view(s)["redeal_allowed"]
-    with pytest.raises(IllegalMove, match="^the stock is empty: redeal with 'r'"):
+    with pytest.raises(IllegalMove, match=r"^the stock is empty: redeal with 'r'"):
         G.apply(s, G.parse_move("s"))
     redealt = G.apply(s, G.parse_move("r"))
     # Turned over: the first card put on the waste is the next card of the new stock.
     assert redealt.stock == cards("4S 5S 6S 2C") and redealt.waste == () and redealt.redealt
     assert G.apply(redealt, G.parse_move("s")).waste == cards("4S")
-    with pytest.raises(IllegalMove, match="^the waste is empty: there is nothing to redeal$"):
+    with pytest.raises(IllegalMove, match=r"^the waste is empty: there is nothing to redeal$"):
         G.apply(state(FULL), G.parse_move("r"))
 
 
@@ -142,9 +142,9 @@ def test_no_second_redeal() -> None:
     """"One redeal" """
     s = state(FULL, waste="4S 5S", redealt=True)
     assert Move(Kind.REDEAL) not in G.legal_moves(s)
-    with pytest.raises(IllegalMove, match="^the one redeal is already used$"):
+    with pytest.raises(IllegalMove, match=r"^the one redeal is already used$"):
         G.apply(s, G.parse_move("r"))
-    with pytest.raises(IllegalMove, match="^the stock is empty and the one redeal is used$"):
+    with pytest.raises(IllegalMove, match=r"^the stock is empty and the one redeal is used$"):
         G.apply(s, G.parse_move("s"))
     v = G.view(s)
     assert v["redeal_used"] and not v["redeal_allowed"]
@@ -162,9 +162,9 @@ def test_shifts_when_foundations_meet() -> None:
         G.apply(state(FULL, tops=found(D=(8, 10))), G.parse_move("D:A>K"))
     start = state(FULL, tops=found(C=(ACE, 2), H=(12, KING)))
     assert [G.format_move(m) for m in G.legal_moves(start)] == ["H:A>K", "C:K>A"]
-    with pytest.raises(IllegalMove, match="^the starting A♣ never moves$"):
+    with pytest.raises(IllegalMove, match=r"^the starting A♣ never moves$"):
         G.apply(start, G.parse_move("C:A>K"))
-    with pytest.raises(IllegalMove, match="^the starting K♥ never moves$"):
+    with pytest.raises(IllegalMove, match=r"^the starting K♥ never moves$"):
         G.apply(start, G.parse_move("H:K>A"))
 
 

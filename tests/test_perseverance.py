@@ -59,7 +59,7 @@ def test_build_down_by_suit_with_reason() -> None:
     """"The top card of a pile may go to its foundation (up by suit, A to K) or onto the
     next-higher card of its own suit on top of another pile." """
     s = state("7S", "9S", "8S", "8H")
-    with pytest.raises(IllegalMove, match="^7♠ cannot go on 9♠: needs 8♠$"):
+    with pytest.raises(IllegalMove, match=r"^7♠ cannot go on 9♠: needs 8♠$"):
         P.apply(s, P.parse_move("1>2"))
     with pytest.raises(IllegalMove, match="7♠ cannot go on 8♥: needs 7♥"):
         P.apply(s, P.parse_move("1>4"))
@@ -89,7 +89,7 @@ def test_runs_move_as_unit_whole_or_top_part() -> None:
     # that the target decides the unit: onto a 5 the top part 4♠ 3♠ moves.
     part = P.apply(s, P.parse_move("1>3"))
     assert part.piles[0] == cards("KD 6S 5S") and part.piles[2] == cards("5S 4S 3S")
-    with pytest.raises(IllegalMove, match="6♠..3♠ cannot go on 5♥: needs 4♥"):
+    with pytest.raises(IllegalMove, match=r"6♠\.\.3♠ cannot go on 5♥: needs 4♥"):
         P.apply(s, P.parse_move("1>4"))
 
 

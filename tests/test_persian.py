@@ -364,7 +364,7 @@ def test_notation_rejections(text: str, message: str) -> None:
 
 @pytest.mark.parametrize("text", ["", "x", "3>", "3>>5", "3>5>7", "s", "3>g"])
 def test_notation_rejects_garbage(text: str) -> None:
-    with pytest.raises(NotationError, match="use e.g. '3>f'"):
+    with pytest.raises(NotationError, match=r"use e\.g\. '3>f'"):
         GAME.parse_move(text)
 
 

@@ -20,9 +20,8 @@ from jsonschema import Draft202012Validator
 from websockets.exceptions import ConnectionClosed
 
 from solitaire_race import protocol
-from solitaire_race.engine import view_changes
 from solitaire_race.app import App
-from solitaire_race.engine import all_games
+from solitaire_race.engine import all_games, view_changes
 
 from .conftest import TEST_SECRET, TRAFFIC
 from .support import winnable_deal
@@ -230,7 +229,9 @@ async def test_every_frame_of_a_whole_race_matches_the_schema(app: App, clients:
     assert sent <= set(CLIENT_TYPES) and received <= set(SERVER_TYPES)
     received_codes = {m["code"] for d, m in traffic if d == "out" and m["type"] == "error"}
     assert errors_seen <= received_codes and len(received_codes) >= 15
-    rejected_codes = {m["rejected"]["code"] for d, m in traffic if d == "out" and m["type"] == "move_result" and m["rejected"]}
+    rejected_codes = {
+        m["rejected"]["code"] for d, m in traffic if d == "out" and m["type"] == "move_result" and m["rejected"]
+    }
     assert rejected_codes == {"illegal_move", "bad_notation"}
 
 
@@ -282,7 +283,10 @@ ACCEPTED = [
     {"type": "resign"},
     {"type": "ping", "id": "é" * 64},
     {"type": "profile", "player_id": 2**53 - 1},
-    {"type": "leaderboard", "board": "deal", "game": "cruel", "deal": 2**53 - 1, "min_games": 10_000, "page": 1_000_000, "page_size": 100},
+    {
+        "type": "leaderboard", "board": "deal", "game": "cruel", "deal": 2**53 - 1,
+        "min_games": 10_000, "page": 1_000_000, "page_size": 100,
+    },
     {"type": "leaderboard", "board": "win_rate", "game": "cruel", "min_games": 1, "page": 1, "page_size": 1},
 ]
 

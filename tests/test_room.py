@@ -6,10 +6,9 @@ from typing import Any
 
 import pytest
 
-from solitaire_race.engine import IllegalMove, Outcome, get_game
+from solitaire_race.engine import IllegalMove, Outcome, get_game, view_changes
+from solitaire_race.results import RacerOutcome
 from solitaire_race.room import CheckStuck, LogMoves, Room, RoomError, SaveResults, Send, Status
-
-from solitaire_race.engine import view_changes
 
 from .support import searched_line, winnable_deal
 
@@ -54,6 +53,7 @@ def test_lobby_join_ready_countdown_and_identical_deal() -> None:
     room.set_ready(1, True, now=1.0)
     assert room.status is Status.LOBBY
     e = room.set_ready(2, True, now=2.0)  # all ready: the countdown starts
+    room = room  # mypy keeps room.status narrowed across the call above: forget it
     assert room.status is Status.COUNTDOWN and room.deadline() == 5.0
     assert sends(e, 2, "countdown")[0]["starts_in_ms"] == 3000
     assert room.tick(now=4.999) == []  # not yet
@@ -100,7 +100,7 @@ def test_moves_before_start_are_refused() -> None:
     room = make_room()
     room.join(1, "a", 0.0)
     with pytest.raises(RoomError) as exc:
-        room.play(1, ["1>f"], 0.5).effects
+        room.play(1, ["1>f"], 0.5)
     assert exc.value.code == "race_not_running"
 
 
@@ -122,10 +122,10 @@ def test_legal_move_applies_and_progress_goes_to_the_others() -> None:
     assert room.flush_progress() == []  # and only once the moves are durable
     durable(room, e)
     durable(room, room.play(1, [WINNING_LINE[1]], now=5.05).effects)
-    room.play(1, [WINNING_LINE[2]], now=5.06).effects  # not durable yet: not published
+    room.play(1, [WINNING_LINE[2]], now=5.06)  # not durable yet: not published
     flushed = room.flush_progress()
     # One frame for the whole room, the same for everyone, with one entry for both moves.
-    assert len(flushed) == 1 and set(flushed[0].to) == {1, 2}
+    assert len(flushed) == 1 and isinstance(flushed[0], Send) and set(flushed[0].to) == {1, 2}
     (standings,) = sends(flushed, 2, "standings")
     assert [(r["player_id"], r["moves"], r["outcome"]) for r in standings["racers"]] == [(1, 2, "playing")]
     assert "view" not in standings["racers"][0] and "state" not in standings["racers"][0]  # never your cards
@@ -147,7 +147,7 @@ def test_standings_carry_every_racer_who_moved_since_the_last_flush() -> None:
 def test_the_last_progress_goes_out_before_the_ranking() -> None:
     room, _ = running_room()
     room.resign(2, now=5.0)
-    room.play(1, list(WINNING_LINE[:40]), now=6.0).effects
+    room.play(1, list(WINNING_LINE[:40]), now=6.0)
     e = room.play(1, list(WINNING_LINE[40:]), now=7.0).effects
     kinds = [x.message["type"] if isinstance(x, Send) else type(x).__name__ for x in e]
     assert kinds == ["LogMoves", "move_result", "standings", "SaveResults"]
@@ -178,14 +178,15 @@ def test_batch_stops_at_first_illegal_move_earlier_ones_stay() -> None:
 
 def test_full_race_ranking_saved_before_announced() -> None:
     room, _ = running_room(players=3)
-    room.play(3, [WINNING_LINE[0]], now=5.0).effects
+    room.play(3, [WINNING_LINE[0]], now=5.0)
     room.resign(3, now=6.0)
     e = room.play(2, list(WINNING_LINE[:40]), now=7.0).effects
     e = room.play(2, list(WINNING_LINE[40:]), now=9.0).effects  # player 2 wins at 5 s
     assert sends(e, 2, "move_result")[0]["outcome"] == "won"
     assert room.status is Status.RUNNING  # player 1 still racing
-    room.play(1, list(WINNING_LINE[:40]), now=13.0).effects
+    room.play(1, list(WINNING_LINE[:40]), now=13.0)
     e = room.play(1, list(WINNING_LINE[40:]), now=14.0).effects  # player 1 wins at 10 s
+    room = room  # mypy keeps room.status narrowed across the calls above: forget it
     assert room.status is Status.CLOSING
     saves = [x for x in e if isinstance(x, SaveResults)]
     assert len(saves) == 1 and not sends(e, type_="race_finished")  # not announced yet
@@ -195,6 +196,7 @@ def test_full_race_ranking_saved_before_announced() -> None:
     e = room.results_saved()
     finished = sends(e, 1, "race_finished")[0]
     assert [r["player_id"] for r in finished["ranking"]] == [2, 1, 3]
+    room = room  # mypy keeps room.status narrowed across the calls above: forget it
     assert room.status is Status.FINISHED
 
 
@@ -202,7 +204,7 @@ def test_game_over_refuses_further_moves() -> None:
     room, _ = running_room()
     room.resign(1, now=5.0)
     with pytest.raises(RoomError) as exc:
-        room.play(1, ["1>f"], now=6.0).effects
+        room.play(1, ["1>f"], now=6.0)
     assert exc.value.code == "game_over"
 
 
@@ -231,7 +233,7 @@ def test_a_position_only_a_search_decides_is_answered_at_once_then_checked() -> 
     last_move_ms = round((5.0 + (len(line) - 1) * 0.01 - 4.0) * 1000)
     assert (progress["outcome"], progress["time_ms"], progress["moves"]) == ("stuck", last_move_ms, len(line))
     with pytest.raises(RoomError) as exc:
-        room.play(1, [line[0]], now=9.0).effects
+        room.play(1, [line[0]], now=9.0)
     assert exc.value.code == "game_over"
     assert room.stuck_checked(1, len(line), Outcome.STUCK) == []  # a second verdict changes nothing
 
@@ -264,11 +266,11 @@ def test_a_check_is_moot_once_the_racer_moved_on_or_found_playing() -> None:
 
 def test_time_limit_closes_the_race_unfinished_ranked_by_progress() -> None:
     room, _ = running_room(time_limit_s=60)
-    room.play(2, list(WINNING_LINE[:10]), now=5.0).effects
+    room.play(2, list(WINNING_LINE[:10]), now=5.0)
     assert room.deadline() == 64.0
     assert room.tick(now=63.0) == []
     e = room.tick(now=64.5)
-    results = [x for x in e if isinstance(x, SaveResults)][0].results
+    results = next(x for x in e if isinstance(x, SaveResults)).results
     assert [(r.player_id, r.outcome, r.time_ms) for r in results] == [(2, "timeout", 60000), (1, "timeout", 60000)]
     assert results[0].home > results[1].home
 
@@ -283,7 +285,7 @@ def test_disconnected_racer_keeps_clock_and_is_marked_left_after_grace() -> None
     room.leave(2, now=30.0)
     room.resign(1, now=31.0)
     e = room.tick(now=90.0)
-    results = [x for x in e if isinstance(x, SaveResults)][0].results
+    results = next(x for x in e if isinstance(x, SaveResults)).results
     assert {r.player_id: r.outcome for r in results} == {1: "resigned", 2: "left"}
 
 
@@ -351,18 +353,19 @@ def test_results_are_replayed_before_they_are_saved() -> None:
     import dataclasses
 
     room, _ = running_room()
-    room.play(1, list(WINNING_LINE[:40]), now=5.0).effects
-    room.play(1, list(WINNING_LINE[40:]), now=6.0).effects
+    room.play(1, list(WINNING_LINE[:40]), now=5.0)
+    room.play(1, list(WINNING_LINE[40:]), now=6.0)
     e = room.resign(2, now=7.0)
-    results = [x for x in e if isinstance(x, SaveResults)][0].results
+    results = next(x for x in e if isinstance(x, SaveResults)).results
     room.verify(results)  # the honest results replay
     won = results[0]
     for forged in (
         dataclasses.replace(won, move_log=won.move_log[:-1]),  # a move missing: not won
         dataclasses.replace(won, move_log=("1>1",) + won.move_log),  # an illegal move
-        dataclasses.replace(won, move_log=won.move_log[:5] + ("zz",) + won.move_log[5:]),  # no notation (not in the parse cache)
+        # no notation (not in the parse cache)
+        dataclasses.replace(won, move_log=won.move_log[:5] + ("zz",) + won.move_log[5:]),
         dataclasses.replace(won, moves=won.moves - 3),  # a count that does not match
-        dataclasses.replace(results[1], outcome="won"),  # a claimed win with no moves
+        dataclasses.replace(results[1], outcome=RacerOutcome.WON),  # a claimed win with no moves
     ):
         with pytest.raises(ValueError):
             room.verify([forged])

@@ -23,8 +23,8 @@ from solitaire_race.engine import Kind, Outcome, all_games, get_game, replay
 from solitaire_race.engine.cards import card
 from solitaire_race.engine.parallels import ParallelsState
 from solitaire_race.engine.patriarchs import PatriarchsState
-from solitaire_race.engine.persian import ORDER, PersianState
 from solitaire_race.engine.perseverance import PerseveranceState
+from solitaire_race.engine.persian import ORDER, PersianState
 from solitaire_race.solver import Budget, choose_daily, hint, solve, verify
 from solitaire_race.solver.knowledge import Knowledge, buried_for_good, knowledge_for, play_out
 from solitaire_race.solver.search import search
@@ -139,7 +139,9 @@ def test_perseverance_family_verdicts_match_a_plain_search(game_id: str) -> None
         redeals = number % 3 if game_id != "cruel" else 0
         homed = number % 2 == 0
         loose = perseverance_cut(number, tuple(7 + (number + s) % 3 for s in range(4)), redeals, homed)
-        planted = with_king_on_top(perseverance_cut(number, tuple(9 + (number + s) % 3 for s in range(4)), redeals, homed))
+        planted = with_king_on_top(
+            perseverance_cut(number, tuple(9 + (number + s) % 3 for s in range(4)), redeals, homed)
+        )
         for state in (loose, planted):
             expected = plain(game_id, state, 25_000)
             if expected == "unknown":
@@ -212,7 +214,12 @@ def two_deck_position(game_id: str, number: int) -> Any:
         (rng.choice([5, 6, 7]), rng.choice([8, 9])) if rng.random() < 0.6 else (rng.choice([8, 9]), rng.choice([6, 7]))
         for _ in range(4)
     ]
-    cards = [card(r, s) for s in range(4) for r in range(1, 14) for _ in range(2 - (r <= tops[s][0]) - (r >= tops[s][1]))]
+    cards = [
+        card(r, s)
+        for s in range(4)
+        for r in range(1, 14)
+        for _ in range(2 - (r <= tops[s][0]) - (r >= tops[s][1]))
+    ]
     rng.shuffle(cards)
     flat = tuple(v for t in tops for v in t)
     if game_id == "parallels":
@@ -316,7 +323,11 @@ def test_solve_command_prints_a_line_that_replays(capsys: pytest.CaptureFixture[
     assert out[0].startswith(f"# Cruel, deal {number}: won in {len(out) - 1} moves (")
     state, applied = replay(game, game.deal(number, b"s"), out)
     assert game.is_won(state) and applied == len(out) - 1
-    lost = next(n for n in range(20) if solve(game, game.deal(n, b"s"), node_budget=5_000, shorten_budget=0).status == "unwinnable")
+    lost = next(
+        n
+        for n in range(20)
+        if solve(game, game.deal(n, b"s"), node_budget=5_000, shorten_budget=0).status == "unwinnable"
+    )
     assert main(["solve", "cruel", str(lost), "--secret", "s", "--nodes", "5000"]) == 1
     assert f"# Cruel, deal {lost}: unwinnable, proved: no line wins (" in capsys.readouterr().out
     assert main(["solve", "perseverance", "4", "--secret", "s", "--nodes", "10"]) == 3

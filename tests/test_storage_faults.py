@@ -30,8 +30,8 @@ from solitaire_race.store import StorageUnavailable, Store, hash_token
 from solitaire_race.store import engines as store_engines
 
 from .conftest import Client, http_json, make_config
-from .test_crash import GAME, DEAL, LINE, Server, connect
-from .test_store import new_player, new_race, T0, url_for
+from .test_crash import DEAL, GAME, LINE, Server, connect
+from .test_store import T0, new_player, new_race, url_for
 from .test_writer import logged
 
 VOLUME_BYTES = 8 * 1024 * 1024  # room for the database and its WAL, filled up by the tests
@@ -48,7 +48,9 @@ def small_volume(tmp_path: Path) -> Iterator[Path]:
         ["mount", "-t", "tmpfs", "-o", f"size={VOLUME_BYTES}", "tmpfs", str(volume)], capture_output=True, text=True
     )
     if mounted.returncode != 0:
-        pytest.skip(f"a real full disk needs a small tmpfs, and mounting one failed (root needed): {mounted.stderr.strip()}")
+        pytest.skip(
+            f"a real full disk needs a small tmpfs, and mounting one failed (root needed): {mounted.stderr.strip()}"
+        )
     try:
         yield volume
     finally:

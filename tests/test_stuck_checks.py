@@ -16,7 +16,8 @@ SECRET = b"stuck-checks"
 def searched_positions(game_id: str) -> list[Any]:
     """Positions only a search decides, the slowest (most positions searched) first."""
     game = get_game(game_id)
-    states = [s for s in random_playout(game_id, SECRET, deals=40, steps=200, seed=3) if isinstance(game.assess(s), StuckSearch)]
+    playout = random_playout(game_id, SECRET, deals=40, steps=200, seed=3)
+    states = [s for s in playout if isinstance(game.assess(s), StuckSearch)]
     return sorted(set(states), key=lambda s: -len(run_whole(game, s)[1].seen))
 
 
@@ -34,7 +35,7 @@ def run_whole(game: Game[Any], state: Any) -> tuple[Outcome, Any]:
 
 
 def drain(checks: StuckChecks[str], limit: int = 100_000) -> list[tuple[str, int, int, Outcome]]:
-    verdicts = []
+    verdicts: list[tuple[str, int, int, Outcome]] = []
     for _ in range(limit):
         if not checks:
             return verdicts
@@ -50,7 +51,8 @@ def test_every_check_gets_the_engines_verdict_in_slices() -> None:
     for player, state in enumerate(positions):
         checks.add("room", race_id=1, player_id=player, moves=10, search=search_of(game, state))
     verdicts = drain(checks)
-    assert sorted((pid, outcome) for _, pid, _, outcome in verdicts) == [(pid, game.outcome(s)) for pid, s in enumerate(positions)]
+    expected = [(pid, game.outcome(s)) for pid, s in enumerate(positions)]
+    assert sorted((pid, outcome) for _, pid, _, outcome in verdicts) == expected
     # Round robin in slices: the quickest searches finish first, not in the order added
     # (the positions were added slowest first).
     sizes = [len(run_whole(game, s)[1].seen) for s in positions]

@@ -34,7 +34,7 @@ SECRET = TEST_SECRET.encode()
 SGR = r"(?:\x1b\[[0-9;]*m)*"  # colour codes that may sit between parts of a line
 
 
-def spawn(app: App | str, config_home: Path, *args: str) -> pexpect.spawn:
+def spawn(app: App | str, config_home: Path, *args: str) -> pexpect.spawn[str]:
     """The client in a pty, playing on ``app`` (or the server at a websocket URL)."""
     env = {**os.environ, "XDG_CONFIG_HOME": str(config_home), "TERM": "xterm-256color"}
     env.pop("NO_COLOR", None)
@@ -45,7 +45,7 @@ def spawn(app: App | str, config_home: Path, *args: str) -> pexpect.spawn:
     )
 
 
-async def expect(child: pexpect.spawn, pattern: str) -> Any:
+async def expect(child: pexpect.spawn[str], pattern: str | type[pexpect.EOF]) -> Any:
     """Wait for a regex in the client's output without blocking the server's event loop."""
     await asyncio.to_thread(child.expect, pattern)
     return child.match

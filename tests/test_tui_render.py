@@ -4,8 +4,8 @@ text, from the views of real deals."""
 from __future__ import annotations
 
 import re
-from collections import Counter
 import unicodedata
+from collections import Counter
 from typing import Any
 
 import pytest
@@ -250,7 +250,8 @@ def race_screen() -> Screen:
         view=view,
         me={"player_id": 1, "name": "ann", "home": 5, "total": 52, "moves": 1, "outcome": "playing", "time_ms": None},
         elapsed_ms=83_450,
-        opponents={2: {"player_id": 2, "name": "bob", "home": 26, "total": 52, "moves": 30, "outcome": "won", "time_ms": 312_407}},
+        opponents={2: {"player_id": 2, "name": "bob", "home": 26, "total": 52, "moves": 30, "outcome": "won",
+                       "time_ms": 312_407}},
         notices=[("ok", "1>f"), ("error", "4>9: 10♥ cannot go on 5♦: needs 4♦")],
     )
 
@@ -286,7 +287,8 @@ def test_lobby_room_and_finished_screens() -> None:
     games = [g.describe() for g in all_games().values()]
     lobby = Screen(server="s", phase="lobby", player_id=1, player_name="ann", games=games,
                    races=[{"code": "BCDFGH", "game": "clock", "deal": 9, "players": [{"name": "bob"}]}],
-                   dailies={"date": "2026-11-21", "challenges": [{"game": "cruel", "attempted": True}, {"game": "clock", "attempted": False},
+                   dailies={"date": "2026-11-21", "challenges": [{"game": "cruel", "attempted": True},
+                                                                 {"game": "clock", "attempted": False},
                                                                  {"game": "patriarchs", "preparing": True}]})
     text = "\n".join(render_screen(lobby, PLAIN, width=60))
     assert "  BCDFGH  Clock" in text and "bob" in text
@@ -308,8 +310,10 @@ def test_lobby_room_and_finished_screens() -> None:
     finished = race_screen()
     finished.phase = "finished"
     finished.ranking = [
-        {"player_id": 2, "name": "bob", "rank": 1, "outcome": "won", "time_ms": 312_407, "moves": 68, "home": 52, "total": 52},
-        {"player_id": 1, "name": "ann", "rank": 2, "outcome": "resigned", "time_ms": 320_112, "moves": 41, "home": 23, "total": 52},
+        {"player_id": 2, "name": "bob", "rank": 1, "outcome": "won", "time_ms": 312_407,
+         "moves": 68, "home": 52, "total": 52},
+        {"player_id": 1, "name": "ann", "rank": 2, "outcome": "resigned", "time_ms": 320_112,
+         "moves": 41, "home": 23, "total": 52},
     ]
     lines = render_screen(finished, PLAIN)
     assert any(line.startswith("   1. bob") and "won 5:12.4" in line for line in lines)
@@ -331,7 +335,8 @@ def test_hint_is_offered_only_in_an_unranked_daily_replay() -> None:
     screen.race["daily"] = {"date": "2026-11-21", "ranked": True, "par": 71}
     assert "hint" not in render_screen(screen, PLAIN)[-1]
     screen.race["daily"]["ranked"] = False
-    assert render_screen(screen, PLAIN)[-1] == "type a move (? shows how) · f sends all home · hint · resign · leave · quit"
+    prompt = render_screen(screen, PLAIN)[-1]
+    assert prompt == "type a move (? shows how) · f sends all home · hint · resign · leave · quit"
     for game_id in all_games():
         assert any(line.split()[0] == "hint" for line in help_lines(game_id) if line.strip())
 
@@ -407,7 +412,9 @@ def test_clock_enter_plays_and_f_sends_every_home_move() -> None:
 
 def test_a_screen_too_tall_for_the_terminal_keeps_the_board_and_the_clock() -> None:
     screen = race_screen()
-    screen.opponents[3] = {"player_id": 3, "name": "cat", "home": 9, "total": 52, "moves": 12, "outcome": "playing", "time_ms": None}
+    screen.opponents[3] = {
+        "player_id": 3, "name": "cat", "home": 9, "total": 52, "moves": 12, "outcome": "playing", "time_ms": None
+    }
     full = render_screen(screen, PLAIN)
     assert render_screen(screen, PLAIN, height=len(full) + 1) == full  # it fits: unchanged
     fitted = render_screen(screen, PLAIN, height=24)  # the classic 80x24 terminal
@@ -443,7 +450,8 @@ def test_hostile_names_and_messages_are_drawn_as_visible_escapes() -> None:
                     {"id": 2, "name": HOSTILE, "ready": False, "connected": True},
                     {"id": 3, "name": "\u202eevil\u2066", "ready": False, "connected": True}]}})["race"]
     error = safe_message({"type": "error", "code": "x", "message": "refused" + HOSTILE + "\r\x08"})
-    screen = Screen(server="s", phase="room", player_id=1, player_name="ann", room=room, notices=[("error", error["message"])])
+    screen = Screen(server="s", phase="room", player_id=1, player_name="ann", room=room,
+                    notices=[("error", error["message"])])
     drawn = "\n".join(ANSI.sub("", line) for line in render_screen(screen, Style(color=True), width=200))
     assert not [c for c in drawn if unicodedata.category(c) in UNSAFE_CATEGORIES and c != "\n"]
     assert "\\x1b]0;pwned\\x07\\x1b[2J" in drawn  # the name, as visible text
@@ -453,7 +461,9 @@ def test_hostile_names_and_messages_are_drawn_as_visible_escapes() -> None:
 
 def test_server_text_is_escaped_visibly_and_harmless_text_is_kept() -> None:
     assert safe_text(HOSTILE) == "\\x1b]0;pwned\\x07\\x1b[2J"
-    assert safe_text("ann\u202enn\u200b\r\x00\x9b\U000e0001\ud800") == "ann\\u202enn\\u200b\\x0d\\x00\\x9b\\U000e0001\\ud800"
+    assert safe_text("ann\u202enn\u200b\r\x00\x9b\U000e0001\ud800") == (
+        "ann\\u202enn\\u200b\\x0d\\x00\\x9b\\U000e0001\\ud800"
+    )
     for harmless in ("ann", "Zoë ❤", "10♠ → home", "\u00a0", "\u0430nn", ""):
         assert safe_text(harmless) == harmless
     message = {"type": "error", "code": "x\x1b", "message": HOSTILE, "race": {"players": [{"id": 1, "name": "\x07"}]}}

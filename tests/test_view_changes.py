@@ -22,14 +22,17 @@ def test_only_changed_items_and_fields() -> None:
 
 
 def test_a_whole_field_then_an_item_of_it() -> None:
-    changes = [["free", ["c3", "c4"]], ["free", 1, "c5"]]
+    changes: list[view_changes.Change] = [["free", ["c3", "c4"]], ["free", 1, "c5"]]
     assert view_changes.apply(VIEW, changes)["free"] == ["c3", "c5"]
     assert changes[0] == ["free", ["c3", "c4"]], "the changes are left as they were"
 
 
 @pytest.mark.parametrize(
     "changes",
-    [[["piles", 3, []]], [["piles", -1, []]], [["redeals", 0, 1]], [["piles", "1", []]], [["game"]], [["piles", 0, 1, 2]]],
+    [
+        [["piles", 3, []]], [["piles", -1, []]], [["redeals", 0, 1]],
+        [["piles", "1", []]], [["game"]], [["piles", 0, 1, 2]],
+    ],
 )
 def test_changes_that_do_not_fit_are_refused(changes: list[list[object]]) -> None:
     with pytest.raises(ValueError):
@@ -45,7 +48,9 @@ def test_changes_that_do_not_fit_are_refused(changes: list[list[object]]) -> Non
         ([(1,), (2,)], [(1,)]),
     ],
 )
-def test_item_changes_are_what_diff_gives_for_the_rendered_lists(before: list[tuple[int, ...]], after: list[tuple[int, ...]]) -> None:
+def test_item_changes_are_what_diff_gives_for_the_rendered_lists(
+    before: list[tuple[int, ...]], after: list[tuple[int, ...]]
+) -> None:
     def render(pile: tuple[int, ...]) -> list[str]:
         return [str(card) for card in pile]
 

@@ -4,8 +4,9 @@
 server's parts (the queries, the races, identity, the connection gateway), resumes the
 lobbies and races left by the last run, starts the server and returns once it listens;
 ``App.stop()`` tells the clients to reconnect, closes the connections, then the database
-(after the last move-log commit). Races and lobbies stay: the next start resumes them. ``serve(config)`` runs an App until
-SIGINT/SIGTERM; ``run(config)`` does so on the event loop ``config.event_loop`` names.
+(after the last move-log commit). Races and lobbies stay: the next start resumes them.
+``serve(config)`` runs an App until SIGINT/SIGTERM; ``run(config)`` does so on the event
+loop ``config.event_loop`` names.
 """
 
 from __future__ import annotations
@@ -18,7 +19,10 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
+from typing import Any
+
+from websockets.asyncio.server import Server
 
 from . import transport
 from .config import EVENT_LOOPS, Config
@@ -33,7 +37,6 @@ from .race_clock import RaceClock
 from .races import Races
 from .recovery import recover
 from .store import Store
-from .transport import Server
 
 log = logging.getLogger("solitaire_race")
 
@@ -54,7 +57,7 @@ class App:
     @classmethod
     async def start(
         cls, config: Config, *, wall_clock: Callable[[], datetime] | None = None, choose_daily: Chooser | None = None
-    ) -> "App":
+    ) -> App:
         """``wall_clock`` (UTC) decides the date of daily challenges, and ``choose_daily``
         picks a day's deal (default: from ``config.daily_solver_nodes``); tests inject them."""
         store = await Store.open(config.db_url, serve=True)  # locked to this process, checked in full first
@@ -64,7 +67,7 @@ class App:
             secret = config.secret.encode("utf-8") if config.secret else await store.deal_secret()
             metrics = Metrics()
             store.commit_observer = metrics.observe_commit
-            wall_clock = wall_clock or (lambda: datetime.now(timezone.utc))
+            wall_clock = wall_clock or (lambda: datetime.now(UTC))
             if choose_daily is None:
                 nodes = config.daily_solver_nodes
                 choose_daily = solver_process(secret, nodes) if nodes > 0 else first_candidate(secret)
@@ -134,7 +137,9 @@ def loop_factory(name: str) -> tuple[str, Callable[[], asyncio.AbstractEventLoop
             import uvloop
         except ImportError:
             if name == "uvloop":
-                raise EventLoopUnavailable("uvloop is not installed (pip install uvloop), or use the asyncio loop") from None
+                raise EventLoopUnavailable(
+                    "uvloop is not installed (pip install uvloop), or use the asyncio loop"
+                ) from None
         else:
             return "uvloop", uvloop.new_event_loop
     return "asyncio", asyncio.new_event_loop
@@ -171,7 +176,8 @@ async def serve(config: Config, loop_name: str = "asyncio") -> None:
     gc.freeze()
     gc.set_threshold(100_000, 10, 10)
     print(
-        f"solitaire-race is running: open {app.url} (websocket {app.ws_url}, database {config.db_url}, event loop {loop_name})",
+        f"solitaire-race is running: open {app.url}"
+        f" (websocket {app.ws_url}, database {config.db_url}, event loop {loop_name})",
         flush=True,
     )
     try:
@@ -182,5 +188,5 @@ async def serve(config: Config, loop_name: str = "asyncio") -> None:
         print("stopped.", flush=True)
 
 
-def configure(base: Config, **overrides: object) -> Config:
+def configure(base: Config, **overrides: Any) -> Config:
     return replace(base, **{k: v for k, v in overrides.items() if v is not None})

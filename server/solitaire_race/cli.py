@@ -186,11 +186,16 @@ def cmd_hint(args: argparse.Namespace) -> int:
         return 1
     if not game.full_information:
         # A hint may use only what the player sees; the solver would peek at hidden cards.
-        print(f"no hint: {game.name} hides cards (face down or in the stock), and a hint may use only what a player sees")
+        print(
+            f"no hint: {game.name} hides cards (face down or in the stock), and a hint may use only what a player sees"
+        )
         return 1
     move = hint(game, state, Budget(nodes=args.nodes, seconds=args.seconds, shorten_nodes=0))
     if move is None:
-        print(f"no hint: no winning line found {after} within {args.nodes:,} nodes (the position may be lost, or need a bigger --nodes)")
+        print(
+            f"no hint: no winning line found {after} within {args.nodes:,} nodes"
+            " (the position may be lost, or need a bigger --nodes)"
+        )
         return 1
     # The summary is a comment, so the output can be appended to the move log as is.
     print(f"# {game.name}, deal {args.number}, {after}: the next move of a winning line")
@@ -203,7 +208,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from .app import EventLoopUnavailable, configure, run
     from .config import Config
-
     from .observe import configure_logging
 
     configure_logging(logging.INFO)  # one JSON object per line on stderr
@@ -247,7 +251,9 @@ def render_board(page: Any, title: str, par: int | None = None) -> str:
     with a daily ``par``, each winner's moves against it."""
     allt = page.board in ALL_TIME_BOARDS
     head = f"{'#':>4}  {'player':<20} " + (
-        f"{'wins':>5} {'games':>5} {'rate':>6} {'best':>8}" if allt else f"{'result':<11} {'time':>8} {'moves':>5} {'home':>7}"
+        f"{'wins':>5} {'games':>5} {'rate':>6} {'best':>8}"
+        if allt
+        else f"{'result':<11} {'time':>8} {'moves':>5} {'home':>7}"
     ) + (f" {'vs par':>6}" if par is not None else "")
     lines = [title, head]
     rows = list(page.entries) + ([page.me] if page.me and page.me not in page.entries else [])
@@ -260,14 +266,15 @@ def render_board(page: Any, title: str, par: int | None = None) -> str:
         lines.append(f"{e.rank:>4}  {e.name:<20} {cells}")
     if not rows:
         lines.append("  (no entries yet)")
-    shown = f"{(page.page - 1) * page.page_size + 1}-{(page.page - 1) * page.page_size + len(page.entries)}" if page.entries else "none"
+    first = (page.page - 1) * page.page_size + 1
+    shown = f"{first}-{first + len(page.entries) - 1}" if page.entries else "none"
     lines.append(f"page {page.page}: {shown} of {page.total}")
     return "\n".join(lines)
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     import asyncio
-    from datetime import datetime, timezone
+    from datetime import UTC, datetime
 
     from .daily import parse_day
     from .store import Store
@@ -276,13 +283,14 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     board = "daily" if args.daily else "deal" if args.deal is not None else args.board.replace("-", "_")
     day = None
     if args.daily:
-        day = (datetime.now(timezone.utc).date() if args.daily == "today" else parse_day(args.daily)).isoformat()
+        day = (datetime.now(UTC).date() if args.daily == "today" else parse_day(args.daily)).isoformat()
 
     async def fetch() -> Any:
         store = await Store.open(_db_url(args.db))
         try:
             return await store.leaderboard(
-                board, game.id, deal=args.deal, date=day, min_games=args.min_games, page=args.page, page_size=args.page_size
+                board, game.id, deal=args.deal, date=day, min_games=args.min_games,
+                page=args.page, page_size=args.page_size,
             )
         finally:
             await store.close()
@@ -335,8 +343,14 @@ def build_parser() -> argparse.ArgumentParser:
     sol.add_argument("game")
     sol.add_argument("number", type=int)
     sol.add_argument("--secret", help=secret_help)
-    sol.add_argument("--nodes", type=int, default=1_000_000, help="node budget: engine moves the search may apply, and up to 200,000 more to shorten the line found (default 1,000,000)")
-    sol.add_argument("--seconds", type=float, default=None, help="time budget in seconds (default: none, only the node budget)")
+    sol.add_argument(
+        "--nodes", type=int, default=1_000_000,
+        help="node budget: engine moves the search may apply, and up to 200,000 more to shorten the line found"
+        " (default 1,000,000)",
+    )
+    sol.add_argument(
+        "--seconds", type=float, default=None, help="time budget in seconds (default: none, only the node budget)"
+    )
     sol.set_defaults(func=cmd_solve)
 
     hnt = sub.add_parser(
@@ -345,25 +359,41 @@ def build_parser() -> argparse.ArgumentParser:
     )
     hnt.add_argument("game")
     hnt.add_argument("number", type=int)
-    hnt.add_argument("--moves", metavar="FILE", help="the moves made so far, one per line as for replay (- for standard input; default: none, the deal as dealt)")
-    hnt.add_argument("--secret", help=f"deal secret (default: ${SECRET_ENV}, else the one kept in --db, else the development secret)")
-    hnt.add_argument("--db", help="database URL of a server: deal with the secret it keeps (what serve uses without --secret)")
+    hnt.add_argument(
+        "--moves", metavar="FILE",
+        help="the moves made so far, one per line as for replay"
+        " (- for standard input; default: none, the deal as dealt)",
+    )
+    hnt.add_argument(
+        "--secret", help=f"deal secret (default: ${SECRET_ENV}, else the one kept in --db, else the development secret)"
+    )
+    hnt.add_argument(
+        "--db", help="database URL of a server: deal with the secret it keeps (what serve uses without --secret)"
+    )
     hnt.add_argument("--nodes", type=int, default=200_000, help="node budget of the search (default 200,000)")
-    hnt.add_argument("--seconds", type=float, default=None, help="time budget in seconds (default: none, only the node budget)")
+    hnt.add_argument(
+        "--seconds", type=float, default=None, help="time budget in seconds (default: none, only the node budget)"
+    )
     hnt.set_defaults(func=cmd_hint)
 
     srv = sub.add_parser("serve", help="run the race server (web client included)")
     srv.add_argument("--host", help="address to listen on (default 127.0.0.1)")
     srv.add_argument("--port", type=int, help="port (default 8765; 0 picks a free one)")
     srv.add_argument("--db", help="database URL (default: $SOLITAIRE_RACE_DB, else a SQLite file in ./data/)")
-    srv.add_argument("--public-url", help="base URL players use to reach the server, for join links (default: $SOLITAIRE_RACE_PUBLIC_URL, else derived from host and port)")
+    srv.add_argument(
+        "--public-url",
+        help="base URL players use to reach the server, for join links"
+        " (default: $SOLITAIRE_RACE_PUBLIC_URL, else derived from host and port)",
+    )
     srv.add_argument("--secret", help="deal secret (default: $SOLITAIRE_RACE_SECRET, else one kept in the database)")
     srv.add_argument("--countdown", type=float, help="seconds between the start of a race and the deal (default 3)")
     srv.add_argument(
         "--daily-solver-nodes", type=int, metavar="N",
         help="solver nodes per candidate daily deal (default 100000); 0: no solver, no par",
     )
-    srv.add_argument("--rate-limit", type=float, help="messages per second per connection (default 20; 0: no limit, for load tests)")
+    srv.add_argument(
+        "--rate-limit", type=float, help="messages per second per connection (default 20; 0: no limit, for load tests)"
+    )
     srv.add_argument(
         "--new-players-per-hour", type=int, metavar="N",
         help="new identities per client address per hour (default 20; 0: no limit, for load tests)",
@@ -379,7 +409,8 @@ def build_parser() -> argparse.ArgumentParser:
     lb.add_argument("--daily", metavar="DATE", help="the daily challenge of DATE (YYYY-MM-DD or 'today')")
     lb.add_argument("--deal", type=int, help="the board of one deal")
     lb.add_argument(
-        "--board", choices=[b.replace("_", "-") for b in ALL_TIME_BOARDS], default="fastest", help="all-time board (default fastest)"
+        "--board", choices=[b.replace("_", "-") for b in ALL_TIME_BOARDS], default="fastest",
+        help="all-time board (default fastest)",
     )
     lb.add_argument("--min-games", type=int, default=10, help="win-rate board: minimum games (default 10)")
     lb.add_argument("--page", type=int, default=1)
@@ -392,11 +423,17 @@ def build_parser() -> argparse.ArgumentParser:
     bk.add_argument("--db", help="database URL (default: $SOLITAIRE_RACE_DB, else ./data/solitaire-race.sqlite3)")
     bk.set_defaults(func=cmd_backup)
 
-    server_help = "race server, e.g. ws://127.0.0.1:8765/ws or http://host:port (default: $SOLITAIRE_RACE_SERVER, else ws://127.0.0.1:8765/ws)"
+    server_help = (
+        "race server, e.g. ws://127.0.0.1:8765/ws or http://host:port"
+        " (default: $SOLITAIRE_RACE_SERVER, else ws://127.0.0.1:8765/ws)"
+    )
     default_server = os.environ.get("SOLITAIRE_RACE_SERVER", "ws://127.0.0.1:8765/ws")
     play = sub.add_parser("play", help="race from the terminal")
     play.add_argument("--server", default=default_server, help=server_help)
-    play.add_argument("--name", help="your name (only needed the first time on a server; the token is kept in ~/.config/solitaire-race/)")
+    play.add_argument(
+        "--name",
+        help="your name (only needed the first time on a server; the token is kept in ~/.config/solitaire-race/)",
+    )
     what = play.add_mutually_exclusive_group()
     what.add_argument("--join", metavar="CODE", help="join the race with this code")
     what.add_argument("--game", metavar="GAME", help="create a race of this game")
@@ -409,9 +446,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     bot = sub.add_parser("bot", help="bot players: join a race, or race each other")
     bot.add_argument("--server", default=default_server, help=server_help)
-    bot.add_argument("--join", metavar="CODE", help="join this race and get ready (default: the bots create a race of their own and play it)")
+    bot.add_argument(
+        "--join", metavar="CODE",
+        help="join this race and get ready (default: the bots create a race of their own and play it)",
+    )
     bot.add_argument("--count", type=int, default=1, help="how many bots, 1-8 (default 1)")
-    bot.add_argument("--speed", type=float, default=2.0, metavar="MOVES_PER_S", help="moves per second per bot (default 2; 0: as fast as the server allows)")
+    bot.add_argument(
+        "--speed", type=float, default=2.0, metavar="MOVES_PER_S",
+        help="moves per second per bot (default 2; 0: as fast as the server allows)",
+    )
     bot.add_argument("--game", default="cruel", help="without --join: the game (default cruel)")
     bot.add_argument("--deal", type=int, help="without --join: the deal number (default random)")
     bot.add_argument("--time-limit", type=int, metavar="SECONDS", help="without --join: the race's time limit")

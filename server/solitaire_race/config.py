@@ -42,7 +42,7 @@ class Config:
     socket_send_buffer: int = 0  # SO_SNDBUF per connection; 0 keeps the kernel's autotuning
     event_loop: str = "auto"  # uvloop | asyncio | auto: uvloop where it is installed (app.loop_factory)
 
-    def with_public_url(self, port: int) -> "Config":
+    def with_public_url(self, port: int) -> Config:
         """Fill ``public_url`` from the port actually bound (port 0 picks a free one)."""
         if self.public_url:
             return replace(self, public_url=self.public_url.rstrip("/"), port=port)

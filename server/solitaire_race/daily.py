@@ -10,14 +10,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 from collections.abc import Iterable
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 DAILY_SCHEME = "solitaire-race/daily/v1"
 CANDIDATES = 50  # candidate deals per (game, day); the solver takes the first it can win
 
 
 def utc_day(moment: datetime) -> date:
-    return moment.astimezone(timezone.utc).date()
+    return moment.astimezone(UTC).date()
 
 
 def daily_deal_number(secret: bytes, game_id: str, day: date, attempt: int = 0) -> int:

@@ -19,7 +19,7 @@ import json
 import logging
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 from .daily import daily_deal_number, utc_day
 from .observe import event
@@ -156,8 +156,8 @@ class DailyPlanner:
         while True:
             now = self.wall_clock()
             await self.prepare(utc_day(now))
-            now = self.wall_clock().astimezone(timezone.utc)
-            midnight = datetime.combine(now.date() + timedelta(days=1), datetime.min.time(), tzinfo=timezone.utc)
+            now = self.wall_clock().astimezone(UTC)
+            midnight = datetime.combine(now.date() + timedelta(days=1), datetime.min.time(), tzinfo=UTC)
             await asyncio.sleep(min(RECHECK_S, max(1.0, (midnight - now).total_seconds() + 1)))
 
     async def close(self) -> None:

@@ -50,7 +50,7 @@ class Peer(Protocol):
 class TokenBucket:
     """``rate`` tokens per second, holding at most ``burst``: the per-connection rate limit."""
 
-    __slots__ = ("rate", "burst", "tokens", "stamp")
+    __slots__ = ("burst", "rate", "stamp", "tokens")
 
     def __init__(self, rate: float, burst: int, now: float) -> None:
         self.rate, self.burst, self.tokens, self.stamp = rate, burst, float(burst), now
@@ -84,9 +84,11 @@ class FrameQueue:
     5. ``drained()`` returns once nothing is being served or waiting.
     """
 
-    __slots__ = ("serve", "peer", "high", "low", "busy", "waiting", "paused", "closed", "_drained")
+    __slots__ = ("_drained", "busy", "closed", "high", "low", "paused", "peer", "serve", "waiting")
 
-    def __init__(self, serve: Callable[[str | bytes], None], peer: Peer, high: int = INBOX_HIGH, low: int = INBOX_LOW) -> None:
+    def __init__(
+        self, serve: Callable[[str | bytes], None], peer: Peer, high: int = INBOX_HIGH, low: int = INBOX_LOW
+    ) -> None:
         self.serve = serve  # serves one frame: at once, or calling hold() now and done() later
         self.peer = peer
         self.high, self.low = high, low
@@ -196,10 +198,13 @@ class Gateway:
         }
         self._actions: dict[type, Callable[[PlayerRecord, Any], Coroutine[Any, Any, None]]] = {
             p.CreateRace: races.create_race, p.JoinRace: races.join_race, p.LeaveRace: races.leave_race,
-            p.Ready: races.ready, p.StartRace: races.start_race, p.Resign: races.resign, p.StartDaily: races.start_daily,
+            p.Ready: races.ready, p.StartRace: races.start_race, p.Resign: races.resign,
+            p.StartDaily: races.start_daily,
         }
         metrics.gauge("solitaire_connections", "Open websocket connections.", lambda: [({}, self.sessions)])
-        metrics.gauge("solitaire_players_online", "Identified players connected.", lambda: [({}, len(self.outbox.online))])
+        metrics.gauge(
+            "solitaire_players_online", "Identified players connected.", lambda: [({}, len(self.outbox.online))]
+        )
 
     # --- connections -------------------------------------------------------------------
     def connect(self, peer: Peer, address: str = "") -> Session:
@@ -251,7 +256,10 @@ class Gateway:
                 f"slow down: at most {self.config.rate_per_s:g} messages per second", p.peek_id(frame),
             )
             if session.refused >= self.config.abuse_limit:
-                event(log, "abusive_connection_closed", logging.WARNING, conn=session.id, player=session.player.id if session.player else None)
+                event(
+                    log, "abusive_connection_closed", logging.WARNING,
+                    conn=session.id, player=session.player.id if session.player else None,
+                )
                 session.peer.close(1008, "too many messages")
             return
         session.refused = 0
@@ -260,14 +268,13 @@ class Gateway:
             request = p.decode(frame)
             request_id = request.id
             kind = type(request)
-            if kind is p.Hello:
+            if isinstance(request, p.Hello):
                 self._await(session, self._hello(session, request), request_id)
                 return
             player = session.player
-            if player is None:
-                if not isinstance(request, p.ANONYMOUS):
-                    raise p.ProtocolError(p.ErrorCode.NOT_IDENTIFIED, "say hello first")
-            if kind is p.Move:
+            if player is None and not isinstance(request, p.ANONYMOUS):
+                raise p.ProtocolError(p.ErrorCode.NOT_IDENTIFIED, "say hello first")
+            if isinstance(request, p.Move):
                 assert player is not None
                 if self.races.move(player, request, functools.partial(self._moved, session, request_id)):
                     session.frames.hold()

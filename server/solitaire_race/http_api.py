@@ -13,9 +13,9 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from . import protocol as p
-from .results import BOARDS
 from .observe import event
 from .queries import Queries
+from .results import BOARDS
 from .store import StorageUnavailable
 
 _LEADERBOARD = re.compile(rf"^/api/leaderboard/({'|'.join(BOARDS)})/([a-z0-9-]{{1,32}})$")

@@ -35,7 +35,9 @@ class Identity:
         if token is not None:
             player = await self.store.player_by_token_hash(hash_token(token))
             if player is None:
-                raise p.ProtocolError(p.ErrorCode.BAD_TOKEN, "unknown token: send your name without a token to get a new identity")
+                raise p.ProtocolError(
+                    p.ErrorCode.BAD_TOKEN, "unknown token: send your name without a token to get a new identity"
+                )
             if name is not None and name != player.name:
                 try:
                     await self.store.rename_player(player.id, name)

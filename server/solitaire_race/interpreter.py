@@ -52,6 +52,7 @@ class Interpreter:
         self.progress_interval_s = progress_interval_s
         self.started: set[int] = set()  # races whose start is recorded in the store
         self._starting: set[int] = set()  # races whose start is being recorded (retried) now
+        self._start_tasks: set[asyncio.Task[None]] = set()  # held: the event loop keeps only weak references
         self._timers: dict[str, tuple[float, asyncio.Task[None]]] = {}
         self._stuck_checks: StuckChecks[Room] = StuckChecks()
         self._checker: asyncio.Task[None] | None = None  # runs the stuck checks, while there are any
@@ -117,7 +118,9 @@ class Interpreter:
                 # Its start failed to save (storage fault): a move logged now would belong to
                 # a race the database holds as a lobby. Refused until the start is saved.
                 if room.race_id not in self._starting:
-                    asyncio.create_task(self._record_start(room, tuple(room.racers)))
+                    task = asyncio.create_task(self._record_start(room, tuple(room.racers)))
+                    self._start_tasks.add(task)
+                    task.add_done_callback(self._start_tasks.discard)
                 raise StorageUnavailable("the race's start is not saved yet")
             self.store.log_moves_then(room.race_id, effect.player_id, effect.entries, committed)
         except BaseException:
@@ -156,7 +159,10 @@ class Interpreter:
             except RaceStateError:
                 pass  # an attempt reported failed had committed: it is running
             except StorageUnavailable as exc:
-                event(log, "race_start_not_saved", logging.WARNING, race=room.race_id, attempt=attempt + 1, reason=exc.reason)
+                event(
+                    log, "race_start_not_saved", logging.WARNING,
+                    race=room.race_id, attempt=attempt + 1, reason=exc.reason,
+                )
                 await asyncio.sleep(min(5.0, 0.2 * 2**attempt))
                 continue
             self.started.add(room.race_id)

@@ -25,7 +25,7 @@ HISTOGRAM_HELP = {
 
 
 class Histogram:
-    __slots__ = ("counts", "sum", "count")
+    __slots__ = ("count", "counts", "sum")
 
     def __init__(self) -> None:
         self.counts = [0] * (len(LATENCY_BUCKETS) + 1)
@@ -40,7 +40,7 @@ class Histogram:
     def render(self, name: str) -> list[str]:
         lines = [f"# HELP {name} {HISTOGRAM_HELP[name]}", f"# TYPE {name} histogram"]
         cumulative = 0
-        for bound, count in zip((*LATENCY_BUCKETS, math.inf), self.counts):
+        for bound, count in zip((*LATENCY_BUCKETS, math.inf), self.counts, strict=True):
             cumulative += count
             lines.append(f'{name}_bucket{{le="{"+Inf" if bound == math.inf else bound}"}} {cumulative}')
         return lines + [f"{name}_sum {_num(self.sum)}", f"{name}_count {self.count}"]
@@ -118,7 +118,10 @@ COUNTER_HELP = {
 def _labels(labels: dict[str, str]) -> str:
     if not labels:
         return ""
-    body = ",".join(f'{k}="{str(v).replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"' for k, v in sorted(labels.items()))
+    body = ",".join(
+        f'{k}="{str(v).replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"'
+        for k, v in sorted(labels.items())
+    )
     return "{" + body + "}"
 
 

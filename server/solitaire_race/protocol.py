@@ -71,53 +71,53 @@ class _Request(msgspec.Struct, tag_field="type", forbid_unknown_fields=True, fro
     id: RequestId | None = None
 
 
-class Hello(_Request, tag="hello"):
+class Hello(_Request, tag="hello", frozen=True):
     """Identify: a new player gives a name; a returning one presents its token."""
 
     name: Name | None = None
     token: Token | None = None
 
 
-class ListGames(_Request, tag="list_games"):
+class ListGames(_Request, tag="list_games", frozen=True):
     pass
 
 
-class ListRaces(_Request, tag="list_races"):
+class ListRaces(_Request, tag="list_races", frozen=True):
     """Public races that are still open for joining."""
 
 
-class CreateRace(_Request, tag="create_race"):
+class CreateRace(_Request, tag="create_race", frozen=True):
     game: Annotated[str, msgspec.Meta(max_length=32)]
     deal: DealNumber | None = None  # None: random
     private: bool = True
     time_limit_s: Annotated[int, msgspec.Meta(ge=30, le=4 * 3600)] | None = None
 
 
-class JoinRace(_Request, tag="join_race"):
+class JoinRace(_Request, tag="join_race", frozen=True):
     code: Annotated[str, msgspec.Meta(min_length=1, max_length=16)]
 
 
-class LeaveRace(_Request, tag="leave_race"):
+class LeaveRace(_Request, tag="leave_race", frozen=True):
     pass
 
 
-class Ready(_Request, tag="ready"):
+class Ready(_Request, tag="ready", frozen=True):
     ready: bool = True
 
 
-class StartRace(_Request, tag="start_race"):
+class StartRace(_Request, tag="start_race", frozen=True):
     pass
 
 
-class Move(_Request, tag="move"):
+class Move(_Request, tag="move", frozen=True):
     moves: Annotated[list[MoveText], msgspec.Meta(min_length=1, max_length=64)]
 
 
-class Resign(_Request, tag="resign"):
+class Resign(_Request, tag="resign", frozen=True):
     pass
 
 
-class Ping(_Request, tag="ping"):
+class Ping(_Request, tag="ping", frozen=True):
     pass
 
 
@@ -125,19 +125,19 @@ GameId = Annotated[str, msgspec.Meta(max_length=32)]
 IsoDate = Annotated[str, msgspec.Meta(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")]  # ASCII digits, as the schema's
 
 
-class StartDaily(_Request, tag="start_daily"):
+class StartDaily(_Request, tag="start_daily", frozen=True):
     """Play today's challenge of a game: ranked the first time, unranked replays after."""
 
     game: GameId
 
 
-class Daily(_Request, tag="daily"):
+class Daily(_Request, tag="daily", frozen=True):
     """The daily challenges of a date (default: today, UTC)."""
 
     date: IsoDate | None = None
 
 
-class Leaderboard(_Request, tag="leaderboard"):
+class Leaderboard(_Request, tag="leaderboard", frozen=True):
     board: Board
     game: GameId
     deal: DealNumber | None = None  # board "deal"
@@ -147,11 +147,11 @@ class Leaderboard(_Request, tag="leaderboard"):
     page_size: Annotated[int, msgspec.Meta(ge=1, le=MAX_PAGE_SIZE)] = 20
 
 
-class Hint(_Request, tag="hint"):
+class Hint(_Request, tag="hint", frozen=True):
     """The next move of a winning line, in unranked practice only."""
 
 
-class Profile(_Request, tag="profile"):
+class Profile(_Request, tag="profile", frozen=True):
     player_id: PlayerId | None = None  # default: yourself
 
 
@@ -161,9 +161,7 @@ Request = (
 )
 # Requests anyone may send before saying hello: browsing needs no identity.
 ANONYMOUS = (Hello, Ping, ListGames, Daily, Leaderboard, Profile)
-REQUEST_TYPES = frozenset(
-    cls.__struct_config__.tag for cls in Request.__args__  # type: ignore[attr-defined]
-)
+REQUEST_TYPES = frozenset(cls.__struct_config__.tag for cls in Request.__args__)
 
 
 class ProtocolError(Exception):
@@ -176,7 +174,7 @@ class ProtocolError(Exception):
         self.request_id = request_id
 
 
-_decoder = msgspec.json.Decoder(Request)
+_decoder: msgspec.json.Decoder[Request] = msgspec.json.Decoder(Request)
 _encoder = msgspec.json.Encoder()
 
 

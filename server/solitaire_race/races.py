@@ -23,8 +23,8 @@ from . import protocol as p
 from . import solver
 from .config import Config
 from .daily import candidate_deals
-from .interpreter import Delivery, Interpreter
 from .engine import Game
+from .interpreter import Delivery, Interpreter
 from .observe import Metrics, event
 from .queries import Queries
 from .room import Room, RoomError, Status
@@ -138,13 +138,16 @@ class Races:
         owned = sum(1 for r in self.rooms.values() if r.created_by == player_id and r.status is not Status.FINISHED)
         if owned >= self.config.max_rooms_per_player:
             raise p.ProtocolError(
-                p.ErrorCode.TOO_MANY_ROOMS, f"you already have {owned} unfinished races (at most {self.config.max_rooms_per_player})"
+                p.ErrorCode.TOO_MANY_ROOMS,
+                f"you already have {owned} unfinished races (at most {self.config.max_rooms_per_player})",
             )
         deal = req.deal if req.deal is not None else secrets.randbelow(1_000_000_000)
         # Any of today's candidates: the one chosen may not be stored yet just after a start.
         if deal in candidate_deals(self.secret, game.id, self.queries.today()):
             # Practising today's daily in a private race would make its ranking unfair.
-            raise p.ProtocolError(p.ErrorCode.BAD_REQUEST, "that is today's daily challenge deal: play it with start_daily")
+            raise p.ProtocolError(
+                p.ErrorCode.BAD_REQUEST, "that is today's daily challenge deal: play it with start_daily"
+            )
         limit = req.time_limit_s or self.config.time_limit_s
         record = await self._new_race_record(game.id, deal, req.private, player_id, limit)
         room = self.new_room(record, game, limit)
@@ -195,7 +198,7 @@ class Races:
                 await self._leave_finished(player_id)
                 await self._send_finished(player_id, finished, req.id)
                 return
-        if room is None or room.status is Status.FINISHED and player_id not in room.racers:
+        if room is None or (room.status is Status.FINISHED and player_id not in room.racers):
             raise p.ProtocolError(p.ErrorCode.NO_SUCH_RACE, f"no race with code {req.code[:16]!r}")
         await self._leave_finished(player_id)
         current = self.seats.get(player_id)
@@ -219,13 +222,18 @@ class Races:
             "deal": race.deal_number, "private": race.private, "status": Status.FINISHED.value,
             "creator_id": race.created_by, "time_limit_s": race.time_limit_s,
             "max_players": 1 if race.kind == "daily" else self.config.max_players,
-            "players": [{"id": r.player_id, "name": r.player_name, "ready": False, "connected": False} for r in finished.results],
+            "players": [
+                {"id": r.player_id, "name": r.player_name, "ready": False, "connected": False}
+                for r in finished.results
+            ],
         }
         room_message: dict[str, Any] = {"type": "room", "race": summary}
         if request_id is not None:
             room_message["id"] = request_id
         self.delivery.send(player_id, room_message)
-        message: dict[str, Any] = {"type": "race_finished", "code": race.code, "game": race.game, "deal": race.deal_number, "ranking": ranking}
+        message: dict[str, Any] = {
+            "type": "race_finished", "code": race.code, "game": race.game, "deal": race.deal_number, "ranking": ranking,
+        }
         daily = await self.daily_facts(race, finished.daily_ranked)
         if daily is not None:
             message["daily"] = daily
@@ -314,7 +322,9 @@ class Races:
             if seat is not None and seat is not current:
                 raise p.ProtocolError(p.ErrorCode.ALREADY_IN_RACE, f"leave race {seat.code} first")
             self.seats[player_id] = current  # the attempt in progress: resume it, clock still running
-            await self.interpreter.run(current, current.join(player_id, name, self.clock()), reply=(player_id, req.id, "race_started"))
+            await self.interpreter.run(
+                current, current.join(player_id, name, self.clock()), reply=(player_id, req.id, "race_started")
+            )
             return
         self._free(player_id)
         challenge = await self.queries.challenge(game.id, self.queries.today())

@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from playwright.async_api import Browser, Locator, Page, expect
+from playwright.async_api import Browser, Locator, Page, ViewportSize, expect
 
 TIMEOUT_MS = 5000
-DESKTOP = {"width": 1366, "height": 800}
-PHONE = {"width": 390, "height": 844}
+DESKTOP: ViewportSize = {"width": 1366, "height": 800}
+PHONE: ViewportSize = {"width": 390, "height": 844}
 
 # Waits (frame by frame, at most 5 s) until the page shows that many moves; null: no wait.
 MOVES_SHOWN_JS = """async function movesShown(moves) {
@@ -32,7 +32,7 @@ class Racer:
         page.on("console", lambda msg: self.errors.append(msg.text) if msg.type == "error" else None)
 
     @classmethod
-    async def open(cls, browser: Browser, url: str, viewport: dict[str, int] = DESKTOP, **options: Any) -> "Racer":
+    async def open(cls, browser: Browser, url: str, viewport: ViewportSize = DESKTOP, **options: Any) -> Racer:
         # a context per racer: its own localStorage, so its own identity
         context = await browser.new_context(viewport=viewport, **options)
         context.set_default_timeout(TIMEOUT_MS)
@@ -178,7 +178,10 @@ POINTS_JS = """async ({selectors, moves}) => {
     if (i === 0) suit = (el.dataset.card || '?')[1];
     el.scrollIntoView({block: 'nearest'});
     const r = el.getBoundingClientRect();
-    const points = [[r.width / 2, Math.min(r.height / 2, 14)], [r.width / 2, r.height / 2], [6, 10], [6, r.height / 2], [r.width - 6, 10]];
+    const points = [
+      [r.width / 2, Math.min(r.height / 2, 14)], [r.width / 2, r.height / 2],
+      [6, 10], [6, r.height / 2], [r.width - 6, 10],
+    ];
     for (const [dx, dy] of points) {
       const x = r.left + dx, y = r.top + dy;
       const hit = document.elementFromPoint(x, y);

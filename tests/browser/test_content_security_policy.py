@@ -12,8 +12,8 @@ from .racer import Racer, perform
 # Every violation the browser reports, from before the page's first script runs.
 RECORD_VIOLATIONS_JS = """
 window.cspViolations = [];
-document.addEventListener('securitypolicyviolation',
-  e => window.cspViolations.push(`${e.effectiveDirective} ${e.blockedURI || 'inline'} ${e.sourceFile}:${e.lineNumber}`));
+document.addEventListener('securitypolicyviolation', e => window.cspViolations.push(
+  `${e.effectiveDirective} ${e.blockedURI || 'inline'} ${e.sourceFile}:${e.lineNumber}`));
 """
 
 
@@ -38,7 +38,9 @@ async def test_the_client_runs_under_its_content_security_policy(app: App, brows
     assert racer.errors == []
 
     # The policy is enforced, and a violation would be seen: an inline script is refused.
-    await page.evaluate("document.body.append(Object.assign(document.createElement('script'), {textContent: 'window.ran = 1'}))")
+    await page.evaluate(
+        "document.body.append(Object.assign(document.createElement('script'), {textContent: 'window.ran = 1'}))"
+    )
     await page.wait_for_function("() => window.cspViolations.length > 0")
     assert await page.evaluate("window.ran") is None
     assert (await page.evaluate("window.cspViolations"))[0].startswith("script-src-elem inline")

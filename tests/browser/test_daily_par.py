@@ -20,7 +20,9 @@ from .racer import Racer
 SECRET = TEST_SECRET.encode()
 
 
-async def test_preparing_then_playable_and_par_on_the_board(tmp_path: Path, browser: Browser, screenshots: Path) -> None:
+async def test_preparing_then_playable_and_par_on_the_board(
+    tmp_path: Path, browser: Browser, screenshots: Path
+) -> None:
     gate = asyncio.Event()
     app = await App.start(make_config(tmp_path), choose_daily=held_back_chooser(SECRET, gate))
     ann = await Racer.open(browser, app.url)
@@ -57,7 +59,8 @@ async def test_preparing_then_playable_and_par_on_the_board(tmp_path: Path, brow
         cells = await ann.page.locator("#rows tr:first-child td").all_inner_texts()
         diff = len(line) - par
         assert cells[headers.index("Moves")] == str(len(line))
-        assert cells[headers.index(f"vs par {par}")] == ("par" if diff == 0 else f"+{diff}" if diff > 0 else f"−{-diff}")
+        vs_par = "par" if diff == 0 else f"+{diff}" if diff > 0 else f"−{-diff}"
+        assert cells[headers.index(f"vs par {par}")] == vs_par
         await ann.page.screenshot(path=str(screenshots / "leaderboard-daily-par.png"))
         assert not ann.errors, ann.errors
     finally:

@@ -55,7 +55,9 @@ async def play_moves(racer: Racer, game_id: str, screenshots: Path) -> None:
     await racer.page.screenshot(path=screenshots / f"board-{game_id}.png")
 
 
-async def test_every_board_shows_the_view_and_takes_clicks_and_drags(app: App, browser: Browser, screenshots: Path) -> None:
+async def test_every_board_shows_the_view_and_takes_clicks_and_drags(
+    app: App, browser: Browser, screenshots: Path
+) -> None:
     racer = await Racer.open(browser, app.url)
     await racer.sign_in("ann")
     for game_id in GAMES:

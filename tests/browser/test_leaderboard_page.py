@@ -12,7 +12,9 @@ from solitaire_race.client.known import legal_moves
 from solitaire_race.engine import get_game
 
 
-async def test_daily_board_pages_own_row_and_board_switch(app: App, clients: Any, browser: Browser, screenshots: Path) -> None:
+async def test_daily_board_pages_own_row_and_board_switch(
+    app: App, clients: Any, browser: Browser, screenshots: Path
+) -> None:
     players = []
     for i in range(23):  # two pages of 20; everyone resigns at once, so finish order decides
         client = await clients(f"racer{i:02d}")

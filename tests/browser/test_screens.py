@@ -28,7 +28,10 @@ TIMERS_JS = """(() => {
     return id;
   };
   window.setTimeout = (fn, ms, ...args) => {
-    const id = setTimeout((...a) => { timeouts.delete(id); return typeof fn === 'function' ? fn(...a) : undefined; }, ms, ...args);
+    const id = setTimeout((...a) => {
+      timeouts.delete(id);
+      return typeof fn === 'function' ? fn(...a) : undefined;
+    }, ms, ...args);
     timeouts.set(id, ms);
     return id;
   };
@@ -66,7 +69,7 @@ async def test_each_screen_stops_its_timers_when_it_is_left(tmp_path: Path, brow
         assert DAILY_RETRY_MS in (await page.evaluate("timers()"))["timeouts"]
 
         # the room: no lobby timers left behind
-        deal, line = winnable_deal("cruel", SECRET)
+        deal, _ = winnable_deal("cruel", SECRET)
         await ann.create_race("cruel", deal)
         await intervals(ann, [])
         assert DAILY_RETRY_MS not in (await page.evaluate("timers()"))["timeouts"]
@@ -107,17 +110,22 @@ async def test_the_old_player_id_key_is_moved_and_still_marks_your_row(app: App,
         await expect(ann.page.locator("#results")).to_be_visible()
         me = await ann.page.evaluate("window.solitaireRace.me.id")
         stored = await ann.page.evaluate("Object.fromEntries(Object.entries(localStorage))")
-        assert set(stored) == {"solitaireRace.token", "solitaireRace.name", "solitaireRace.playerId", "solitaireRace.race"}
+        assert set(stored) == {
+            "solitaireRace.token", "solitaireRace.name", "solitaireRace.playerId", "solitaireRace.race"
+        }
         assert stored["solitaireRace.playerId"] == str(me)
 
         # as an older version left it: the id under "playerId"
         await ann.page.evaluate(
-            "id => { localStorage.removeItem('solitaireRace.playerId'); localStorage.setItem('playerId', id); }", str(me)
+            "id => { localStorage.removeItem('solitaireRace.playerId'); localStorage.setItem('playerId', id); }",
+            str(me),
         )
         await ann.page.goto(f"{app.url}leaderboard?game=cruel&board=daily")
         await expect(ann.page.locator("#rows tr.me")).to_contain_text("ann")
         assert "me" not in parse_qs(urlsplit(ann.page.url).query)  # from storage, not from the address
-        moved = await ann.page.evaluate("[localStorage.getItem('playerId'), localStorage.getItem('solitaireRace.playerId')]")
+        moved = await ann.page.evaluate(
+            "[localStorage.getItem('playerId'), localStorage.getItem('solitaireRace.playerId')]"
+        )
         assert moved == [None, str(me)]
 
         # the client still knows who this browser is

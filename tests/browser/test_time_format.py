@@ -79,7 +79,7 @@ async def test_the_race_screen_and_the_leaderboard_show_the_same_times(
         start = app.races.rooms[code].start_at
         assert start is not None
 
-        for client, ms in zip(racers, wins):
+        for client, ms in zip(racers, wins, strict=True):
             frozen.append(start + ms / 1000)
             for i in range(0, len(line), 64):
                 reply = await client.request({"type": "move", "moves": list(line[i : i + 64])})
@@ -101,7 +101,7 @@ async def test_the_race_screen_and_the_leaderboard_show_the_same_times(
             for row in await rows.all()
         ]
         assert ranking == [(f"t{ms}", SHOWN[ms]) for ms in wins] + [("ann", SHOWN[3_600_000])]
-        for client, ms in zip(racers, wins):
+        for client, ms in zip(racers, wins, strict=True):
             status = ann.page.locator(f".racer[data-player-id='{client.player['id']}'] .racer-status")
             await expect(status).to_contain_text(f"won · {SHOWN[ms]} · ")
         await ann.page.screenshot(path=screenshots / "race-times.png")

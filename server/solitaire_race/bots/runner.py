@@ -17,9 +17,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine import view_changes
 from ..client.connection import DEFAULT_SERVER, KEEPALIVE_S, Connection, Disconnected
 from ..client.terminal_text import safe_text
+from ..engine import view_changes
 from .policy import Policy
 
 Log = Callable[[str], None]

@@ -84,11 +84,11 @@ class Connection:
     @classmethod
     async def open(
         cls, server: str, timeout: float = 10.0, transform: Callable[[Any], Any] | None = None
-    ) -> "Connection":
+    ) -> Connection:
         url = ws_url(server)
         try:
             ws = await connect(url, open_timeout=timeout, compression=None, max_size=2**20)
-        except (OSError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, OSError) as exc:
             raise Disconnected(f"cannot reach {url}: {exc or type(exc).__name__}") from None
         except Exception as exc:  # handshake refused: wrong path, not a race server, ...
             raise Disconnected(f"cannot open {url}: {exc}") from None
@@ -157,7 +157,7 @@ class Connection:
             raise Disconnected(self.close_reason or "connection closed") from None
         try:
             return await asyncio.wait_for(future, timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise Disconnected(f"no reply to {message.get('type')} within {timeout:g} s") from None
         finally:
             self._pending.pop(rid, None)

@@ -22,9 +22,9 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, NamedTuple, TypeVar
 
-from .view_changes import Change, diff, item_changes
 from .cards import Card
 from .shuffle import check_deal_number, deal_label, keyed_shuffle
+from .view_changes import Change, diff, item_changes
 
 
 class IllegalMove(ValueError):
@@ -265,7 +265,7 @@ class StuckSearch(Generic[S]):
     the outcome once decided (PLAYING also when the game's ``stuck_search_limit`` is
     reached: too big to decide cheaply gives the player the benefit of the doubt)."""
 
-    __slots__ = ("game", "start", "seen", "queue", "_first_moves")
+    __slots__ = ("_first_moves", "game", "queue", "seen", "start")
 
     def __init__(self, game: Game[S], start: S, first_moves: list[Move] | None) -> None:
         """``first_moves``: the start's rearranging moves, or None to have ``run`` list them."""

@@ -62,7 +62,7 @@ def suit_label(suit: int) -> str:
 def parse_card(text: str) -> Card:
     """Parse ``"TS"``, ``"10S"``, ``"10♠"`` or ``"ts"``; raise ValueError otherwise."""
     t = text.strip().upper()
-    for symbol, letter in zip(SUIT_SYMBOLS, SUITS):
+    for symbol, letter in zip(SUIT_SYMBOLS, SUITS, strict=True):
         t = t.replace(symbol, letter)
     if t.startswith("10"):
         t = "T" + t[2:]

@@ -172,7 +172,8 @@ class Clock(Game[ClockState]):
     # --- views ---------------------------------------------------------------------
     def view_list(self, state: ClockState) -> tuple[str, Sequence[_Hour], Callable[[_Hour], dict[str, Any]]]:
         # A move turns one or two cards: only those hours' piles are shown again.
-        return "piles", [(i + 1, len(down), up) for i, (down, up) in enumerate(zip(state.down, state.up))], _hour_view
+        hours = [(i + 1, len(down), up) for i, (down, up) in enumerate(zip(state.down, state.up, strict=True))]
+        return "piles", hours, _hour_view
 
     def view_rest(self, state: ClockState) -> dict[str, Any]:
         return {
@@ -192,7 +193,7 @@ class Clock(Game[ClockState]):
 
     def snapshot(self, state: ClockState) -> dict[str, Any]:
         out = self.view(state)
-        for pile, cards in zip(out["piles"], state.down):
+        for pile, cards in zip(out["piles"], state.down, strict=True):
             pile["face_down_cards"] = codes(cards)  # bottom to top
         return out
 

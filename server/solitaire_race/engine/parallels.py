@@ -123,7 +123,7 @@ class Parallels(TwoDeckGame[ParallelsState]):
         gaps = [i for i, c in enumerate(slots) if not c]
         if gaps:
             filled = list(slots)
-            for i, c in zip(gaps, stock):  # top row first, left to right
+            for i, c in zip(gaps, stock, strict=False):  # top row first, left to right; a short stock leaves gaps
                 filled[i] = c
             return ParallelsState(tuple(filled), stock[len(gaps) :], state.foundations)
         row = stock[:WIDTH]

@@ -20,7 +20,18 @@ from typing import Any
 
 from .base import Game, IllegalMove, Kind, Move, Progress, ShortForms, require_unused
 from .cards import ACE, Card, code, codes, label, parse_card, rank_of, standard_deck
-from .piles import REDEAL, Pile, PileNotation, SuitFoundations, all_home, deal_in_chunks, pile_at, redeal_rest_source, replace, top_run
+from .piles import (
+    REDEAL,
+    Pile,
+    PileNotation,
+    SuitFoundations,
+    all_home,
+    deal_in_chunks,
+    pile_at,
+    redeal_rest_source,
+    replace,
+    top_run,
+)
 
 PILES = 12
 PILE_SIZE = 4

@@ -22,7 +22,7 @@ MAX_DEAL_NUMBER = 2**53 - 1  # safe as a JSON number in every client
 class ByteStream:
     """HMAC-SHA256(secret, label || "/" || counter) blocks, read as a stream of uint64s."""
 
-    __slots__ = ("_secret", "_label", "_counter", "_buffer")
+    __slots__ = ("_buffer", "_counter", "_label", "_secret")
 
     def __init__(self, secret: bytes, label: str) -> None:
         self._secret = secret

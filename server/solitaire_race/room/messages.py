@@ -58,7 +58,9 @@ def started(room: Room, racer: Racer, view: dict[str, Any], now: float) -> dict[
         "view": view,
         "moves": len(racer.log),
         "outcome": racer.outcome or RacerOutcome.PLAYING,
-        "opponents": [{"type": "progress", **progress_fields(room.game, r)} for r in room.racers.values() if r.id != racer.id],
+        "opponents": [
+            {"type": "progress", **progress_fields(room.game, r)} for r in room.racers.values() if r.id != racer.id
+        ],
         **({"daily": room.daily} if room.daily else {}),
     }
 

@@ -62,5 +62,9 @@ def verify(game: Game[Any], first: Any, result: Result, parse: Callable[[str], A
     except ReplayError as exc:
         raise ValueError(f"player {result.player_id}'s log does not replay: {exc}") from None
     won = game.is_won(state)
-    if applied != result.moves or game.progress(state).home != result.home or won != (result.outcome == RacerOutcome.WON):
+    if (
+        applied != result.moves
+        or game.progress(state).home != result.home
+        or won != (result.outcome == RacerOutcome.WON)
+    ):
         raise ValueError(f"player {result.player_id}'s result contradicts its log")

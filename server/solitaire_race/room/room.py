@@ -33,8 +33,8 @@ from ..engine import Game, IllegalMove, Move, NotationError, Outcome
 from ..engine.base import StuckSearch
 from ..engine.view_changes import Change
 from ..results import RacerOutcome
-from .effects import CheckStuck, Effect, LogMoves, Played, RecordStart, SaveEntrants, SaveResults, Send
 from . import messages
+from .effects import CheckStuck, Effect, LogMoves, Played, RecordStart, SaveEntrants, SaveResults, Send
 from .racer import Racer, seen
 from .results import Result, rank, verify
 
@@ -213,7 +213,11 @@ class Room:
         if self.status is Status.COUNTDOWN:
             return self._go(now)
         if self.status is Status.LOBBY:  # players who did not come back after a restart
-            gone = [r.id for r in self.racers.values() if r.gone_since is not None and now >= r.gone_since + self.leave_grace_s]
+            gone = [
+                r.id
+                for r in self.racers.values()
+                if r.gone_since is not None and now >= r.gone_since + self.leave_grace_s
+            ]
             left: list[Effect] = []
             for player_id in gone:
                 left = self._remove(player_id)  # the last removal's effects say who is left
@@ -349,8 +353,9 @@ class Room:
         }
         # "playing" for now, if a search is to decide (stuck_checked)
         check = CheckStuck(racer.id, len(racer.log), verdict) if isinstance(verdict, StuckSearch) else None
-        # Only a game that just ended can end the race.
-        closing = self._close() if racer.done and self._all_done() else []
+        # Only a game that just ended can end the race. (Not `racer.done`: mypy would keep
+        # it False from the check above, though _end may have set the outcome since.)
+        closing = self._close() if racer.outcome is not None and self._all_done() else []
         return Played(logged, Send((racer.id,), reply), check, closing)
 
     def stuck_checked(self, player_id: int, moves: int, outcome: Outcome) -> list[Effect]:
@@ -415,7 +420,11 @@ class Room:
         became durable since the last flush. The caller flushes every room a few times a
         second."""
         dirty, self._dirty = self._dirty, {}
-        changed = [messages.progress_fields(self.game, self.racers[pid], *seen) for pid, seen in dirty.items() if pid in self.racers]
+        changed = [
+            messages.progress_fields(self.game, self.racers[pid], *seen)
+            for pid, seen in dirty.items()
+            if pid in self.racers
+        ]
         return [self._to_all({"type": "standings", "racers": changed})] if changed else []
 
     def resign(self, player_id: int, now: float) -> list[Effect]:
@@ -448,7 +457,8 @@ class Room:
         # Everyone's final progress before the ranking. These effects follow the last
         # LogMoves, which the caller makes durable first.
         self._dirty = {}
-        effects: list[Effect] = [self._to_all({"type": "standings", "racers": [messages.progress_fields(self.game, r) for r in self.racers.values()]})]
+        final = [messages.progress_fields(self.game, r) for r in self.racers.values()]
+        effects: list[Effect] = [self._to_all({"type": "standings", "racers": final})]
         self.status = Status.CLOSING
         self.results = rank(self.game, self.racers.values())
         return [*effects, SaveResults(self.results)]

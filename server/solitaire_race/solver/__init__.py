@@ -15,8 +15,9 @@ moves, dead positions, footprints, scores), ``shorten`` (the shortening pass), `
 (the front door), ``daily`` (choosing daily deals).
 """
 
-from .daily import CANDIDATES, DAILY_BUDGET, DAILY_NODES, budget_for, choose_daily
-from .solve import Budget, SolveResult, SolverError, hint, solve, verify
+from ..daily import CANDIDATES
+from .daily import DAILY_BUDGET, DAILY_NODES, budget_for, choose_daily
+from .solve import Budget, SolverError, SolveResult, hint, solve, verify
 
 __all__ = [
     "CANDIDATES",

@@ -62,7 +62,8 @@ def main() -> None:
     os.nice(10)
     request = json.load(sys.stdin)
     deal, par = choose_daily(
-        request["game"], bytes.fromhex(request["secret"]), date.fromisoformat(request["day"]), budget_for(request["nodes"])
+        request["game"], bytes.fromhex(request["secret"]), date.fromisoformat(request["day"]),
+        budget_for(request["nodes"]),
     )
     json.dump({"deal": deal, "par": par}, sys.stdout)
 

@@ -3,8 +3,9 @@
 The search core (``search.py``) is game-blind: it asks a ``Knowledge`` for a position's
 transposition key, its edges (a move, or a short fixed sequence of moves, with the set of
 places it touches), a *safe* edge if one is provably no worse than every alternative,
-whether the position is provably *dead* (lost), and a score that only orders the search. All rules come from the engine's public interface (``legal_moves``,
-``apply``, ``is_won``) and the public state fields; this module only adds facts about
+whether the position is provably *dead* (lost), and a score that only orders the search.
+All rules come from the engine's public interface (``legal_moves``, ``apply``,
+``is_won``) and the public state fields; this module only adds facts about
 which positions are equivalent and which moves cannot hurt. Every claim made here is
 pinned by ``tests/test_solver.py`` against a search that uses none of it.
 
@@ -48,21 +49,22 @@ equal); ``None`` means "touches everything".
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from ..engine import Game, IllegalMove, Kind, Move
 from ..engine.cards import KING, is_red
-from ..engine.clock import Clock
-from ..engine.parallels import Parallels
-from ..engine.patriarchs import WASTE, Patriarchs
-from ..engine.persian import MAX_REDEALS, ORDER, PersianPatience
-from ..engine.perseverance import Perseverance
+from ..engine.clock import Clock, ClockState
+from ..engine.parallels import Parallels, ParallelsState
+from ..engine.patriarchs import WASTE, Patriarchs, PatriarchsState
+from ..engine.perseverance import Perseverance, PerseveranceState
+from ..engine.persian import MAX_REDEALS, ORDER, PersianPatience, PersianState
 from ..engine.piles import DOWN, UP
 from ..engine.two_deck import TwoDeckGame
 
 Edge = tuple[Move, ...]
 Footprint = frozenset[int] | None
 Step = tuple[Edge, Footprint]
+S = TypeVar("S", bound=Hashable)  # a game's state: positions are keyed by it by default
 
 # Footprint codes: piles/slots are their index; these tag the other shared places.
 _SUIT = 1000  # + suit: a suit's foundation(s)
@@ -73,7 +75,7 @@ def touched(*places: int) -> frozenset[int]:
     return frozenset(places)
 
 
-class Knowledge:
+class Knowledge(Generic[S]):
     """The default: every legal move is an edge, no position is keyed with another,
     nothing is safe. Always sound; subclasses add facts."""
 
@@ -83,14 +85,14 @@ class Knowledge:
     best_first_share: float = 0.0
     score_children: bool = False
 
-    def __init__(self, game: Game[Any]) -> None:
+    def __init__(self, game: Game[S]) -> None:
         self.game = game
 
-    def score(self, state: Any) -> float:
+    def score(self, state: S) -> float:
         """How promising a position looks (higher is better): cards home by default."""
         return self.game.progress(state).home
 
-    def ordered(self, state: Any) -> list[tuple[Edge, Footprint, Any]]:
+    def ordered(self, state: S) -> list[tuple[Edge, Footprint, S | None]]:
         """The edges in the order to try them, with the position each leads to when the
         ordering had to compute it (else None)."""
         steps = self.edges(state)
@@ -105,27 +107,27 @@ class Knowledge:
         scored.sort(key=lambda t: (t[0], t[1]))
         return [(e, fp, c) for _, _, e, fp, c in scored]
 
-    def key(self, state: Any) -> Hashable:
+    def key(self, state: S) -> Hashable:
         """Positions with equal keys have the same future (the state itself by default).
         Returning anything but ``state`` also tells the search that move labels are not
         comparable between positions of that key (no move-order pruning there)."""
         return state
 
-    def edges(self, state: Any) -> list[Step]:
+    def edges(self, state: S) -> list[Step]:
         """Every edge worth trying, best first, with its footprint."""
         return [((m,), None) for m in self.game.legal_moves(state)]
 
-    def safe(self, state: Any) -> tuple[Edge, Any] | None:
+    def safe(self, state: S) -> tuple[Edge, S] | None:
         """An edge provably no worse than all others, with the position it leads to."""
         return None
 
-    def dead(self, state: Any) -> bool:
+    def dead(self, state: S) -> bool:
         """True only if the position provably cannot be won (checked before its edges)."""
         return False
 
 
 # --- the Perseverance family ---------------------------------------------------------------------
-class PerseveranceKnowledge(Knowledge):
+class PerseveranceKnowledge(Knowledge[PerseveranceState]):
     game: Perseverance
 
     def __init__(self, game: Perseverance) -> None:
@@ -134,14 +136,14 @@ class PerseveranceKnowledge(Knowledge):
             self.best_first_share = 0.5
             self.score_children = True
 
-    def score(self, state: Any) -> float:
+    def score(self, state: PerseveranceState) -> float:
         return 4 * sum(state.foundations) - sum(map(blockers, state.piles))
 
-    def last_phase(self, state: Any) -> bool:
+    def last_phase(self, state: PerseveranceState) -> bool:
         limit = self.game.max_redeals
         return limit is not None and state.redeals >= limit
 
-    def edges(self, state: Any) -> list[Step]:
+    def edges(self, state: PerseveranceState) -> list[Step]:
         piles = state.piles
         homes: list[Step] = []
         builds: list[Step] = []
@@ -155,12 +157,12 @@ class PerseveranceKnowledge(Knowledge):
                 redeal.append(((m,), None))
         return homes + builds + redeal
 
-    def safe(self, state: Any) -> tuple[Edge, Any] | None:
+    def safe(self, state: PerseveranceState) -> tuple[Edge, PerseveranceState] | None:
         if not (self.game.runs_move and self.last_phase(state)):
             return None
         return play_out(self.game, state)
 
-    def dead(self, state: Any) -> bool:
+    def dead(self, state: PerseveranceState) -> bool:
         if self.last_phase(state):
             return any(map(buried_for_good, state.piles))
         # Redeals left: the first non-empty pile starts the gathered sequence, and nothing
@@ -209,7 +211,7 @@ def buried_for_good(pile: tuple[int, ...]) -> bool:
     return False
 
 
-def play_out(game: Game[Any], state: Any) -> tuple[Edge, Any] | None:
+def play_out(game: Game[S], state: S) -> tuple[Edge, S] | None:
     """Play legal moves (never a redeal) until none is left: the last phase of a game
     where every such move is safe. Moves listed together are tried one after the other; one
     that an earlier one made illegal is skipped (any legal move is as good)."""
@@ -233,12 +235,12 @@ _HEIGHT = {r: i + 1 for i, r in enumerate(ORDER)}
 _HEIGHT_BY_RANK = tuple(_HEIGHT.get(r, 0) for r in range(14))
 
 
-class PersianKnowledge(Knowledge):
+class PersianKnowledge(Knowledge[PersianState]):
     game: PersianPatience
     best_first_share = 0.5
     score_children = True
 
-    def score(self, state: Any) -> float:
+    def score(self, state: PersianState) -> float:
         # Redeals are scarce: a position reached without one is worth a few cards more.
         heights = _HEIGHT_BY_RANK
         return (
@@ -248,15 +250,15 @@ class PersianKnowledge(Knowledge):
         )
 
     @staticmethod
-    def last_phase(state: Any) -> bool:
+    def last_phase(state: PersianState) -> bool:
         return state.redeals >= MAX_REDEALS
 
-    def key(self, state: Any) -> Hashable:
+    def key(self, state: PersianState) -> Hashable:
         if self.last_phase(state):
             return (tuple(sorted(state.piles)), state.foundations)
         return state
 
-    def edges(self, state: Any) -> list[Step]:
+    def edges(self, state: PersianState) -> list[Step]:
         piles = state.piles
         last = self.last_phase(state)
         homes: list[Step] = []
@@ -282,7 +284,7 @@ class PersianKnowledge(Knowledge):
                 redeal.append(((m,), None))
         return homes + builds + to_empty + redeal
 
-    def safe(self, state: Any) -> tuple[Edge, Any] | None:
+    def safe(self, state: PersianState) -> tuple[Edge, PersianState] | None:
         if not self.last_phase(state):
             return None
         found = state.foundations
@@ -306,10 +308,10 @@ class PersianKnowledge(Knowledge):
 
 
 # --- Clock ---------------------------------------------------------------------------------------------
-class ClockKnowledge(Knowledge):
+class ClockKnowledge(Knowledge[ClockState]):
     game: Clock
 
-    def edges(self, state: Any) -> list[Step]:
+    def edges(self, state: ClockState) -> list[Step]:
         moves = self.game.legal_moves(state)
         # Exchanges: the deepest face-down card first (the King then turns up last).
         moves.sort(key=lambda m: (m.kind is Kind.EXCHANGE, -m.dst, -len(state.down[m.src])))
@@ -321,12 +323,12 @@ def meeting(tops: tuple[int, ...], suit: int) -> bool:
     return tops[2 * suit] + 1 == tops[2 * suit + 1]
 
 
-class TwoDeckKnowledge(Knowledge):
-    game: TwoDeckGame[Any]
+class TwoDeckKnowledge(Knowledge[S]):
+    game: TwoDeckGame[S]
     best_first_share = 0.5
     score_children = True
 
-    def key(self, state: Any) -> Hashable:
+    def key(self, state: S) -> Hashable:
         tops = self.game.foundations_of(state)
         if not any(meeting(tops, s) for s in range(4)):
             return state
@@ -337,14 +339,14 @@ class TwoDeckKnowledge(Knowledge):
         )
         return ("meeting", self.game.with_foundations(state, canon))
 
-    def supply_touched(self, state: Any, src: int) -> tuple[int, ...]:
+    def supply_touched(self, state: S, src: int) -> tuple[int, ...]:
         return ()
 
-    def extra_footprint(self, kind: Kind, state: Any) -> Footprint:
+    def extra_footprint(self, kind: Kind, state: S) -> Footprint:
         """Footprint of the game's non-foundation moves."""
         return None
 
-    def edges(self, state: Any) -> list[Step]:
+    def edges(self, state: S) -> list[Step]:
         game = self.game
         tops = game.foundations_of(state)
         homes: list[Step] = []
@@ -369,7 +371,7 @@ class TwoDeckKnowledge(Knowledge):
                     break
         return homes + others
 
-    def safe(self, state: Any) -> tuple[Edge, Any] | None:
+    def safe(self, state: S) -> tuple[Edge, S] | None:
         if not self.closed(state):
             return None
         game = self.game
@@ -382,9 +384,9 @@ class TwoDeckKnowledge(Knowledge):
                     return (m,), game.apply(state, m)
         return None
 
-    def closed(self, state: Any) -> bool:
+    def closed(self, state: S) -> bool:
         """No card can enter the tableau any more."""
-        return not state.stock
+        raise NotImplementedError
 
 
 def shift_then_home(tops: tuple[int, ...], suit: int, rank: int, src: int) -> Edge:
@@ -402,28 +404,31 @@ def shift_then_home(tops: tuple[int, ...], suit: int, rank: int, src: int) -> Ed
     return (step,) * abs(up - target_up) + (Move(Kind.HOME, src, side),)
 
 
-class ParallelsKnowledge(TwoDeckKnowledge):
+class ParallelsKnowledge(TwoDeckKnowledge[ParallelsState]):
     game: Parallels
 
+    def closed(self, state: ParallelsState) -> bool:
+        return not state.stock
 
-class PatriarchsKnowledge(TwoDeckKnowledge):
+
+class PatriarchsKnowledge(TwoDeckKnowledge[PatriarchsState]):
     game: Patriarchs
 
-    def supply_touched(self, state: Any, src: int) -> tuple[int, ...]:
+    def supply_touched(self, state: PatriarchsState, src: int) -> tuple[int, ...]:
         # A tableau card going home is replaced from the waste or the stock; a waste card
         # going home uncovers the next waste card: both touch the supply.
         if src == WASTE or state.waste or state.stock:
             return (_SUPPLY,)
         return ()
 
-    def extra_footprint(self, kind: Kind, state: Any) -> Footprint:
+    def extra_footprint(self, kind: Kind, state: PatriarchsState) -> Footprint:
         return touched(_SUPPLY) if kind is Kind.STOCK else None
 
-    def closed(self, state: Any) -> bool:
+    def closed(self, state: PatriarchsState) -> bool:
         return not state.stock and not state.waste
 
 
-def knowledge_for(game: Game[Any]) -> Knowledge:
+def knowledge_for(game: Game[Any]) -> Knowledge[Any]:
     if isinstance(game, Perseverance):
         return PerseveranceKnowledge(game)
     if isinstance(game, PersianPatience):

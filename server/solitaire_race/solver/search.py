@@ -99,7 +99,7 @@ def _order(step: tuple[Edge, Footprint]) -> tuple[tuple[str, int, int], ...]:
 class _Frame:
     """One position on the depth-first stack and the edges still to try from it."""
 
-    __slots__ = ("state", "steps", "index", "sleep", "taken")
+    __slots__ = ("index", "sleep", "state", "steps", "taken")
 
     def __init__(
         self, state: Any, steps: list[tuple[Edge, Footprint, Any]], sleep: set[Any] | None
@@ -114,7 +114,7 @@ class _Frame:
 class DepthFirst:
     """A resumable depth-first search (see the module doc)."""
 
-    def __init__(self, game: Game[Any], know: Knowledge, root: Any) -> None:
+    def __init__(self, game: Game[Any], know: Knowledge[Any], root: Any) -> None:
         self.game = game
         self.know = know
         self.table: dict[Hashable, frozenset[Any]] = {}
@@ -190,7 +190,7 @@ class DepthFirst:
 class BestFirst:
     """A resumable best-first search for a win: the best-scoring position is expanded next."""
 
-    def __init__(self, game: Game[Any], know: Knowledge, root: Any) -> None:
+    def __init__(self, game: Game[Any], know: Knowledge[Any], root: Any) -> None:
         self.game = game
         self.know = know
         root_key = know.key(root)
@@ -243,7 +243,7 @@ class BestFirst:
 
 
 def search(
-    game: Game[Any], know: Knowledge, root: Any, *, node_budget: int, time_budget_s: float | None
+    game: Game[Any], know: Knowledge[Any], root: Any, *, node_budget: int, time_budget_s: float | None
 ) -> Found:
     """Depth-first alone, or taking turns with best-first (``know.best_first_share``)."""
     if game.is_won(root):

@@ -21,9 +21,8 @@ engine moves applied, as in the search.
 
 from __future__ import annotations
 
-from typing import Any
-
 from collections.abc import Hashable
+from typing import Any
 
 from ..engine import Game, IllegalMove, Move
 from .knowledge import Knowledge, knowledge_for
@@ -124,7 +123,7 @@ class _Shortener:
         return line
 
 
-    def bounded(self, know: Knowledge, bound: int) -> list[Move] | None:
+    def bounded(self, know: Knowledge[Any], bound: int) -> list[Move] | None:
         """A winning line shorter than ``bound`` moves, or None (see the module doc)."""
         game = self.game
         total = game.progress(self.start).total
@@ -162,7 +161,9 @@ class _Shortener:
                 return line
 
 
-def shorten(game: Game[Any], start: Any, line: tuple[Move, ...], budget: int = DEFAULT_BUDGET) -> tuple[tuple[Move, ...], int]:
+def shorten(
+    game: Game[Any], start: Any, line: tuple[Move, ...], budget: int = DEFAULT_BUDGET
+) -> tuple[tuple[Move, ...], int]:
     """A line at most as long as ``line`` that also wins from ``start``, and the nodes spent."""
     worker = _Shortener(game, start, budget)
     know = knowledge_for(game)

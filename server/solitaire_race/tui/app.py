@@ -33,11 +33,10 @@ import tty
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from ..engine import view_changes
 from ..client.connection import KEEPALIVE_S, Connection, Disconnected, http_url, ws_url
 from ..client.known import known_state
 from ..client.terminal_text import safe_message, safe_text
-from ..engine import all_games, get_game
+from ..engine import all_games, get_game, view_changes
 from .config import ClientConfig
 from .moves import expand
 from .render import PLAIN, Screen, Style, clock_time, prompt, race_time, render_ranking, render_screen
@@ -404,7 +403,9 @@ class PlayClient:
             self.notice("ok", "reconnected")
             return True
         code = (self.screen.race or {}).get("code")
-        hint = f" (resume within a minute: solitaire-race play --join {code})" if code and self.screen.phase == "race" else ""
+        hint = ""
+        if code and self.screen.phase == "race":
+            hint = f" (resume within a minute: solitaire-race play --join {code})"
         self.farewell.append(f"solitaire-race play: {reason}{hint}")
         self.stop(1)
         return False
@@ -442,7 +443,9 @@ class PlayClient:
             self.config.update(self.url, race=None)
             mine = next((e for e in m["ranking"] if e["player_id"] == s.player_id), None)
             if mine is not None and s.race is not None and s.race.get("daily"):
-                self.notice("ok", f"daily challenge over: {mine['outcome']}; leaderboard: {http_url(self.url)}/leaderboard")
+                self.notice(
+                    "ok", f"daily challenge over: {mine['outcome']}; leaderboard: {http_url(self.url)}/leaderboard"
+                )
             elif mine is not None:
                 self.notice("ok", f"race over: you are {mine['rank']} of {len(m['ranking'])}")
         elif kind == "error":
@@ -463,7 +466,8 @@ class PlayClient:
         known = s.opponents.get(m["player_id"])
         s.opponents[m["player_id"]] = entry
         if m["outcome"] != "playing" and (known is None or known["outcome"] != m["outcome"]):
-            self.notice("info", f"{m['name']}: {m['outcome']}" + (f" in {race_time(m['time_ms'])}" if m["outcome"] == "won" else ""))
+            took = f" in {race_time(m['time_ms'])}" if m["outcome"] == "won" else ""
+            self.notice("info", f"{m['name']}: {m['outcome']}{took}")
 
     def _race_started(self, m: dict[str, Any]) -> None:
         s = self.screen

@@ -3,15 +3,21 @@
 The server is the judge of every move: anything typed in a game's notation
 (``docs/games/``) is sent as it is, and the server's reason is shown when it refuses. The
 client only expands a few short forms, reading the player's own view (``client.known``)
-and what each game declares of its notation (``Game.short_forms``, ``Game.quick_move``):
+and what each game declares of its notation (``Game.short_forms``, ``Game.quick_move``).
+What is typed, in which games, and what is sent (the table in ``docs/terminal.md``):
 
-| typed | in | sent |
-|---|---|---|
-| a pile number alone (``3``) | Perseverance family, Persian Patience | ``3>f`` if its top card goes home, else ``3>N`` for the one pile it fits; if it fits several piles, nothing is sent and the choices are listed; if it has no move, ``3>f`` (the server says why) |
-| a source alone (``c2``, ``5``, ``w``) | Parallels, Patriarchs | ``c2>A`` or ``c2>K``, whichever foundation the card fits; both: nothing sent, the choices listed; neither: ``c2>A`` (the server says why) |
-| Enter on an empty line | Clock (a game's ``quick_move``) | ``p`` |
-| ``f`` | every game but Clock | every foundation move there is now, in one message (the client repeats while more appear) |
-| ``3>f, 9>f`` | every game | several moves in one message, in order, each sent as typed (short forms are for a move typed alone, since each later move starts from a position the client has not seen yet) |
+- a pile number alone (``3``), in the Perseverance family and Persian Patience: ``3>f`` if
+  its top card goes home, else ``3>N`` for the one pile it fits; if it fits several piles,
+  nothing is sent and the choices are listed; if it has no move, ``3>f`` (the server says why).
+- a source alone (``c2``, ``5``, ``w``), in Parallels and Patriarchs: ``c2>A`` or ``c2>K``,
+  whichever foundation the card fits; both: nothing sent, the choices listed; neither:
+  ``c2>A`` (the server says why).
+- Enter on an empty line, in Clock (a game's ``quick_move``): ``p``.
+- ``f``, in every game but Clock: every foundation move there is now, in one message (the
+  client repeats while more appear).
+- ``3>f, 9>f``, in every game: several moves in one message, in order, each sent as typed
+  (short forms are for a move typed alone, since each later move starts from a position the
+  client has not seen yet).
 
 A bare number is a pile only when it is one (1-12, or 1-8 in Persian Patience), so ``12`` is
 pile 12 in Perseverance, but ``35`` is still ``3>5`` in Persian Patience.

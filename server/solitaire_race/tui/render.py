@@ -481,7 +481,7 @@ def _notice(kind: str, text: str, style: Style) -> str:
 def _practice(screen: Screen) -> bool:
     """An unranked daily replay: the only place the server gives hints."""
     daily = (screen.race or {}).get("daily")
-    return bool(daily) and not daily.get("ranked")
+    return bool(daily and not daily.get("ranked"))
 
 
 def _hint(screen: Screen) -> str:
@@ -543,14 +543,17 @@ def render_screen(screen: Screen, style: Style = PLAIN, width: int = 80, height:
         game_id = (screen.race or {}).get("game")
         sections.append(help_lines(game_id if screen.phase in ("race", "finished") else None))
     elif screen.phase == "lobby":
-        sections.append([style.bold("Games")] + [f"  {g['id']:<17} {_clip(g['summary'], width - 21)}" for g in screen.games])
+        sections.append(
+            [style.bold("Games")] + [f"  {g['id']:<17} {_clip(g['summary'], width - 21)}" for g in screen.games]
+        )
         if screen.dailies is not None and screen.dailies.get("challenges"):
             marks = [
                 f"{c['game']}{' ✓' if c.get('attempted') else ''}{' (preparing)' if c.get('preparing') else ''}"
                 for c in screen.dailies["challenges"]
             ]
             sections.append([
-                style.bold(f"Daily challenges of {screen.dailies['date']}") + style.dim("  (daily GAME; ✓: ranked attempt used)"),
+                style.bold(f"Daily challenges of {screen.dailies['date']}")
+                + style.dim("  (daily GAME; ✓: ranked attempt used)"),
                 "  " + _clip(" · ".join(marks), width - 2),
             ])
         races = [style.bold("Open races") + style.dim("  (join CODE)")]
@@ -561,7 +564,8 @@ def render_screen(screen: Screen, style: Style = PLAIN, width: int = 80, height:
             races.append(f"  {r['code']}  {game_name(r['game']):<16} deal {r['deal']:<8} {names}")
         sections.append(races)
     elif screen.phase == "room" and room is not None:
-        sections.append([f"Share the code {style.bold(room['code'])}: {room['link']}  or  solitaire-race play --join {room['code']}"])
+        code = room["code"]
+        sections.append([f"Share the code {style.bold(code)}: {room['link']}  or  solitaire-race play --join {code}"])
         players = [style.bold(f"Players ({len(room['players'])}/{room['max_players']})")]
         for p in room["players"]:
             marks = []
@@ -578,7 +582,9 @@ def render_screen(screen: Screen, style: Style = PLAIN, width: int = 80, height:
         elif room["creator_id"] == screen.player_id:
             sections.append(["Type start to start now (racing alone is fine), or wait until everyone is ready"])
         else:
-            sections.append(["Type ready when you are; the race starts when everyone is ready or the creator starts it"])
+            sections.append(
+                ["Type ready when you are; the race starts when everyone is ready or the creator starts it"]
+            )
     elif screen.phase in ("race", "finished"):
         if screen.view is not None:
             sections.append(render_view(screen.view, style))
