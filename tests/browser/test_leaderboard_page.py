@@ -49,7 +49,9 @@ async def test_daily_board_pages_own_row_and_board_switch(
     assert await page.locator("#rows tr td:nth-child(3)").first.inner_text() == "0%"
 
 
-async def test_medals_go_only_to_results_that_earned_them(app: App, clients: Any, browser: Browser, screenshots: Path) -> None:
+async def test_medals_go_only_to_results_that_earned_them(
+    app: App, clients: Any, browser: Browser, screenshots: Path
+) -> None:
     """Daily attempts resigned without a move rank 1-3 on the board, but earn no medal;
     one with a move made does."""
     resigned = []
