@@ -3,15 +3,13 @@
 It speaks the same protocol as the browser client (docs/protocol.md) over
 ``client.connection``. Two parts:
 
-- ``Terminal`` owns the terminal: on a real terminal it switches to the alternate screen
-  and to cbreak mode and edits the input line itself, so that the board can be redrawn
-  whenever the server says something without disturbing what is being typed (Up/Down
-  recall earlier lines, ``?`` on an empty line shows the help, Ctrl-D quits); otherwise
-  (input from a pipe) it reads plain lines. Everything drawn is ``render.render_screen``.
-- ``PlayClient`` is the client's logic: signing in with the token kept by ``config``,
-  the lobby, the room, the race, and the results; it keeps a ``render.Screen`` up to date
-  from the server's messages and turns typed lines into requests (``moves.expand`` for
-  moves). The server judges every move; its reason is shown when it refuses one.
+- ``Terminal`` (``terminal.py``) owns the terminal: it draws what ``render.render_screen``
+  makes and edits the input line;
+- ``PlayClient`` (here) is the client's logic: signing in with the token kept by
+  ``config``, the lobby, the room, the race, and the results; it keeps a ``render.Screen``
+  up to date from the server's messages, and turns typed lines into requests
+  (``commands.py``; ``moves.expand`` for moves). The server judges every move; its
+  reason is shown when it refuses one.
 
 Whatever a server sends is escaped as it arrives (``client.terminal_text``), and so is any
 other text the client prints that it did not write itself (notices, the closing lines).
@@ -21,169 +19,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import codecs
 import contextlib
 import os
-import random
-import shutil
 import signal
 import sys
-import termios
-import tty
-from collections.abc import Callable
 from typing import Any, TextIO
 
 from ..client.connection import KEEPALIVE_S, Connection, Disconnected, http_url, ws_url
 from ..client.known import known_state
 from ..client.terminal_text import safe_message, safe_text
-from ..engine import all_games, get_game, view_changes
+from ..engine import get_game
+from .commands import STUCK_NOTICE, Commands
 from .config import ClientConfig
-from .moves import expand
 from .render import PLAIN, Screen, Style, clock_time, prompt, race_time, render_ranking, render_screen
+from .terminal import Terminal
 
 RECONNECT_DELAYS_S = (0.5, 1, 2, 3, 5, 5, 5, 5, 5, 5)  # bounded: about 37 s in all
-ALL_HOME_ROUNDS = 30  # the `f` command asks again at most this often
 MAX_NOTICES = 20
-STUCK_NOTICE = "no move left can bring another card home: your game is over (stuck)"
-
-
-class Terminal:
-    """The terminal: draws screens, edits the input line, hands over finished lines."""
-
-    def __init__(self, stdin: TextIO, stdout: TextIO) -> None:
-        self.fd = stdin.fileno()
-        self.out = stdout
-        self.interactive = os.isatty(self.fd) and stdout.isatty()
-        self.lines: asyncio.Queue[str] = asyncio.Queue()
-        self.buffer = ""
-        self.history: list[str] = []
-        self._history_pos = 0
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._escape: str | None = None  # an escape sequence being read
-        self._saved: list[Any] | None = None
-        self._raw_pending = ""  # line mode: text after the last newline
-        self.on_help_key: Callable[[], None] = lambda: None
-        self.on_redraw_key: Callable[[], None] = lambda: None
-        self.prompt = "> "
-
-    # --- lifecycle -------------------------------------------------------------------
-    def start(self) -> None:
-        loop = asyncio.get_running_loop()
-        if self.interactive:
-            self._saved = termios.tcgetattr(self.fd)
-            tty.setcbreak(self.fd)  # keys one by one, no echo; Ctrl-C still signals
-            self.out.write("\x1b[?1049h\x1b[H\x1b[2J")  # the alternate screen
-            self.out.flush()
-        loop.add_reader(self.fd, self._readable)
-
-    def stop(self) -> None:
-        with contextlib.suppress(Exception):
-            asyncio.get_running_loop().remove_reader(self.fd)
-        if self._saved is not None:
-            termios.tcsetattr(self.fd, termios.TCSADRAIN, self._saved)
-            self._saved = None
-            self.out.write("\x1b[?1049l")  # back to the normal screen
-            self.out.flush()
-
-    # --- output ------------------------------------------------------------------------
-    def draw(self, lines: list[str]) -> None:
-        if self.interactive:
-            body = "".join(f"{line}\x1b[K\r\n" for line in lines)
-            self.out.write(f"\x1b[H{body}\x1b[J{self.prompt}{self.buffer}")
-        else:
-            self.out.write("\n".join(lines) + "\n" + self.prompt + "\n")
-        self.out.flush()
-
-    def size(self) -> tuple[int, int | None]:
-        """Columns and rows to draw for (rows unlimited when not on a terminal)."""
-        if not self.interactive:
-            return 80, None
-        size = shutil.get_terminal_size((80, 24))
-        return size.columns, size.lines
-
-    def _redraw_input(self) -> None:
-        self.out.write(f"\r\x1b[K{self.prompt}{self.buffer}")
-        self.out.flush()
-
-    # --- input -------------------------------------------------------------------------
-    def _readable(self) -> None:
-        try:
-            data = os.read(self.fd, 4096)
-        except OSError:
-            data = b""
-        if not data:
-            asyncio.get_running_loop().remove_reader(self.fd)
-            self.lines.put_nowait("quit")  # end of input
-            return
-        text = self._decoder.decode(data)
-        if not self.interactive:
-            self._raw_pending += text
-            *complete, self._raw_pending = self._raw_pending.split("\n")
-            for line in complete:
-                self.lines.put_nowait(line.rstrip("\r"))
-            return
-        for ch in text:
-            self._key(ch)
-
-    def _key(self, ch: str) -> None:
-        if self._escape is not None:
-            self._escape += ch
-            seq = self._escape
-            if len(seq) == 2 and ch not in "[O":
-                self._escape = None  # Esc then a key: ignore both
-            elif len(seq) > 2 and "@" <= ch <= "~":
-                self._escape = None
-                self._sequence(seq)
-            return
-        if ch == "\x1b":
-            self._escape = ch
-        elif ch in "\r\n":
-            line, self.buffer = self.buffer, ""
-            if line.strip() and (not self.history or self.history[-1] != line):
-                self.history.append(line)
-            self._history_pos = len(self.history)
-            self._redraw_input()
-            self.lines.put_nowait(line)
-        elif ch in "\x7f\x08":
-            self.buffer = self.buffer[:-1]
-            self._redraw_input()
-        elif ch == "\x15":  # Ctrl-U
-            self.buffer = ""
-            self._redraw_input()
-        elif ch == "\x17":  # Ctrl-W: the last word
-            head, sep, _ = self.buffer.rstrip().rpartition(" ")
-            self.buffer = head + sep
-            self._redraw_input()
-        elif ch == "\x04":  # Ctrl-D on an empty line
-            if not self.buffer:
-                self.lines.put_nowait("quit")
-        elif ch == "\x0c":  # Ctrl-L
-            self.on_redraw_key()
-        elif ch == "?" and not self.buffer:
-            self.on_help_key()
-        elif ch.isprintable():
-            self.buffer += ch
-            self._redraw_input()
-
-    def _sequence(self, seq: str) -> None:
-        if seq[-1] in "AB" and self.history:  # Up / Down: earlier lines
-            step = -1 if seq[-1] == "A" else 1
-            self._history_pos = min(len(self.history), max(0, self._history_pos + step))
-            self.buffer = self.history[self._history_pos] if self._history_pos < len(self.history) else ""
-            self._redraw_input()
-
-
-def _game_id(text: str) -> str | None:
-    """A game id from an id, a unique prefix of one, or a name."""
-    games = all_games()
-    t = text.strip().lower()
-    if t in games:
-        return t
-    by_name = [g for g in games.values() if g.name.lower() == t]
-    if by_name:
-        return by_name[0].id
-    prefixed = [gid for gid in games if gid.startswith(t)]
-    return prefixed[0] if len(prefixed) == 1 else None
 
 
 class PlayClient:
@@ -201,12 +53,13 @@ class PlayClient:
         self.quit = asyncio.Event()
         self.exit_code = 0
         self.farewell: list[str] = []
-        self._start_ref: float | None = None  # loop time of the race start
-        self._countdown_end: float | None = None
+        self.start_ref: float | None = None  # loop time of the race start
+        self.countdown_end: float | None = None
         self._redraw_scheduled = False
-        self._bots: set[asyncio.Task[Any]] = set()
-        self._last_game: str | None = None
+        self.bots: set[asyncio.Task[Any]] = set()
+        self.last_game: str | None = None
         self._last_sent = self.loop.time()
+        self.commands = Commands(self)
 
     # --- drawing -------------------------------------------------------------------------
     def redraw(self) -> None:
@@ -219,9 +72,9 @@ class PlayClient:
         self._redraw_scheduled = False
         s = self.screen
         now = self.loop.time()
-        if self._start_ref is not None and s.phase == "race":
-            s.elapsed_ms = int((now - self._start_ref) * 1000)
-        s.countdown_ms = None if self._countdown_end is None else int((self._countdown_end - now) * 1000)
+        if self.start_ref is not None and s.phase == "race":
+            s.elapsed_ms = int((now - self.start_ref) * 1000)
+        s.countdown_ms = None if self.countdown_end is None else int((self.countdown_end - now) * 1000)
         self.term.prompt = prompt(s)
         width, height = self.term.size()
         self.term.draw(render_screen(s, self.style, width, height))
@@ -257,9 +110,9 @@ class PlayClient:
             self.farewell.append(f"solitaire-race play: {exc}")
             self.exit_code = 1
         finally:
-            for task in tasks + list(self._bots):
+            for task in tasks + list(self.bots):
                 task.cancel()
-            await asyncio.gather(*tasks, *self._bots, return_exceptions=True)
+            await asyncio.gather(*tasks, *self.bots, return_exceptions=True)
             if self.conn is not None:
                 await self.conn.close()
         return self.exit_code
@@ -270,9 +123,9 @@ class PlayClient:
 
     async def _tick(self) -> None:
         while True:
-            counting = self._countdown_end is not None
+            counting = self.countdown_end is not None
             await asyncio.sleep(0.2 if counting else 1.0)
-            ticking = counting or (self.screen.phase == "race" and self._start_ref is not None)
+            ticking = counting or (self.screen.phase == "race" and self.start_ref is not None)
             if ticking and self.term.interactive:  # a pipe gets a screen per change, not per second
                 self.redraw()
             if self.loop.time() - self._last_sent > KEEPALIVE_S:  # not an idle connection
@@ -283,7 +136,7 @@ class PlayClient:
         while True:
             line = await self.term.lines.get()
             try:
-                await self.handle_line(line)
+                await self.commands.handle_line(line)
             except Disconnected as exc:
                 self.notice("error", f"not sent: {exc}")  # the events task reconnects
             self.redraw()
@@ -356,13 +209,13 @@ class PlayClient:
                 self.notice("info", "you were still in this race, so it was resumed instead")
             return
         if self.args.join:
-            await self.join(self.args.join)
+            await self.commands.join(self.args.join)
         elif self.args.game:
-            await self.create(self.args.game, self.args.deal, self.args.public)
+            await self.commands.create(self.args.game, self.args.deal, self.args.public)
         elif self.args.daily:
-            await self.daily(self.args.daily)
+            await self.commands.daily(self.args.daily)
         else:
-            await self.refresh_races()
+            await self.commands.refresh_races()
 
     async def _resume(self) -> bool:
         """Back into the race this player was racing when the client last stopped."""
@@ -418,12 +271,12 @@ class PlayClient:
             s.room = m["race"]
             status = s.room["status"]
             if status == "lobby":
-                self._countdown_end = None
+                self.countdown_end = None
             if status in ("lobby", "countdown") and s.phase not in ("room",):
                 s.phase = "room"
                 s.ranking = None
         elif kind == "countdown":
-            self._countdown_end = self.loop.time() + m["starts_in_ms"] / 1000
+            self.countdown_end = self.loop.time() + m["starts_in_ms"] / 1000
         elif kind == "race_started":
             self._race_started(m)
         elif kind == "progress":
@@ -438,8 +291,8 @@ class PlayClient:
                 limit = (s.room or {}).get("time_limit_s")
                 s.race = {"code": m["code"], "game": m["game"], "deal": m["deal"], "time_limit_s": limit}
                 s.view = None
-            self._countdown_end = None
-            self._start_ref = None
+            self.countdown_end = None
+            self.start_ref = None
             self.config.update(self.url, race=None)
             mine = next((e for e in m["ranking"] if e["player_id"] == s.player_id), None)
             if mine is not None and s.race is not None and s.race.get("daily"):
@@ -476,7 +329,7 @@ class PlayClient:
         s.race = {k: m[k] for k in ("code", "game", "deal", "time_limit_s")}
         if m.get("daily"):
             s.race["daily"] = m["daily"]
-        self._last_game = m["game"]
+        self.last_game = m["game"]
         s.view = m["view"]
         progress = get_game(m["game"]).progress(known_state(m["view"]))
         s.me = {
@@ -485,236 +338,12 @@ class PlayClient:
         }
         s.opponents = {o["player_id"]: {k: v for k, v in o.items() if k != "type"} for o in m["opponents"]}
         s.ranking = None
-        self._countdown_end = None
-        self._start_ref = self.loop.time() - m["elapsed_ms"] / 1000
+        self.countdown_end = None
+        self.start_ref = self.loop.time() - m["elapsed_ms"] / 1000
         s.elapsed_ms = m["elapsed_ms"]
         self.config.update(self.url, race=m["code"])
         if m["elapsed_ms"] < 1000 and m["moves"] == 0:
             self.notice("ok", "Go! Type ? for how to play")
-
-    # --- typed lines ---------------------------------------------------------------------
-    async def handle_line(self, line: str) -> None:
-        s = self.screen
-        text = line.strip()
-        low = text.lower()
-        word, _, rest = low.partition(" ")
-        if low in ("?", "help"):
-            self.toggle_help()
-            return
-        if low in ("q", "quit", "exit"):
-            self.stop(0)
-            return
-        if s.show_help and not text:
-            s.show_help = False
-            return
-        if s.phase == "name":
-            if text:
-                await self.sign_up(text)
-            return
-        if s.phase == "race":
-            await self._race_line(text, low)
-            return
-        if not text:
-            return
-        if word in ("new", "n", "create"):
-            args = rest.split()
-            game = args[0] if args else ""
-            deal = next((int(a) for a in args[1:] if a.isdigit()), None)
-            await self.create(game, deal, "public" in args[1:])
-        elif word in ("join", "j"):
-            await self.join(rest)
-        elif word == "races" and s.phase in ("lobby", "finished"):
-            await self.refresh_races()
-        elif word == "daily" and rest:
-            await self.daily(rest)
-        elif word == "again" and s.phase == "finished" and self._last_game:
-            await self.create(self._last_game, None, False)
-        elif word == "leave" and s.phase in ("room", "finished"):
-            await self.leave()
-        elif s.phase == "room" and word in ("start", "ready", "unready", "bots", "bot"):
-            await self._room_command(word, rest)
-        else:
-            self.notice("error", f"unknown command {text!r}: type ? for help")
-
-    async def _race_line(self, text: str, low: str) -> None:
-        s = self.screen
-        if low == "resign":
-            reply = await self.request({"type": "resign"})
-            if reply["type"] == "error":
-                self.notice("error", reply["message"])
-            else:
-                self.on_event(reply)
-                self.notice("info", "you resigned; the ranking comes when everyone is done")
-            return
-        if low == "leave":
-            await self.leave()
-            return
-        if s.me is not None and s.me["outcome"] != "playing":
-            if text:
-                self.notice("info", "your game is over: waiting for the others (leave or quit to go)")
-            return
-        if s.view is None:
-            return
-        if low == "hint":
-            await self.hint()
-            return
-        expansion = expand(text, s.view)
-        if expansion.note:
-            self.notice("info", expansion.note)
-        rounds = 0
-        moves = expansion.moves
-        while moves and rounds < ALL_HOME_ROUNDS:
-            rounds += 1
-            if not await self.send_moves(moves) or not expansion.all_home:
-                return
-            moves = expand("f", s.view).moves if s.me and s.me["outcome"] == "playing" else []
-
-    async def send_moves(self, moves: list[str]) -> bool:
-        """Send moves; True when every one was applied."""
-        s = self.screen
-        reply = await self.request({"type": "move", "moves": moves})
-        if reply["type"] == "error":
-            self.notice("error", reply["message"])
-            return False
-        if s.view is not None:  # else the race was left meanwhile
-            try:
-                s.view = view_changes.apply(s.view, reply["changes"])
-            except ValueError:  # out of step with the server (a bug): rejoin for the whole view
-                s.view = None
-                if s.race is not None:
-                    self.on_event(await self.request({"type": "join_race", "code": s.race["code"]}))
-                return False
-        assert s.me is not None
-        s.me.update(
-            home=reply["progress"]["home"], total=reply["progress"]["total"],
-            moves=reply["moves"], outcome=reply["outcome"],
-        )
-        self._start_ref = self.loop.time() - reply["elapsed_ms"] / 1000
-        if reply["applied"]:
-            self.notice("ok", " ".join(reply["applied"]))
-        rejected = reply["rejected"]
-        if rejected is not None:
-            self.notice("error", f"{rejected['move']}: {rejected['reason']}")
-        if reply["outcome"] == "won":
-            s.me["time_ms"] = reply["elapsed_ms"]
-            self.notice("ok", f"You won in {race_time(reply['elapsed_ms'])}! Waiting for the others…")
-        elif reply["outcome"] == "stuck":
-            s.me["time_ms"] = reply["elapsed_ms"]
-            self.notice("error", STUCK_NOTICE)
-        return rejected is None
-
-    async def hint(self) -> None:
-        """Ask the server for the next move of a winning line; it answers only in unranked
-        practice (a daily replay) and refuses in races and ranked attempts."""
-        reply = await self.request({"type": "hint"})
-        if reply["type"] == "error":
-            self.notice("error", reply["message"])
-        elif reply["move"]:
-            self.notice("info", f"hint: {reply['move']} ({reply['message']})")
-        else:
-            self.notice("info", reply["message"])
-
-    async def _room_command(self, word: str, rest: str) -> None:
-        if word == "start":
-            reply = await self.request({"type": "start_race"})
-        elif word in ("ready", "unready"):
-            reply = await self.request({"type": "ready", "ready": word == "ready"})
-        else:
-            self._start_bots(rest)
-            return
-        if reply["type"] == "error":
-            self.notice("error", reply["message"])
-        else:
-            self.on_event(reply)
-
-    def _start_bots(self, rest: str) -> None:
-        """Bot opponents in this process: ``bots [N] [SPEED]`` join this room and get ready."""
-        from ..bots.runner import run_bot
-
-        room = self.screen.room
-        args = rest.split()
-        try:
-            count = int(args[0]) if args else 1
-            speed = float(args[1]) if len(args) > 1 else 2.0
-        except ValueError:
-            self.notice("error", "use: bots [N] [SPEED], e.g. bots 2 1.5")
-            return
-        if room is None or not 1 <= count <= room["max_players"] - len(room["players"]):
-            self.notice("error", "there is no room for that many bots")
-            return
-        tag = random.randrange(1000, 10000)
-        for i in range(1, count + 1):
-            task = self.loop.create_task(run_bot(self.url, f"bot-{tag}-{i}", code=room["code"], speed=speed))
-            self._bots.add(task)
-            task.add_done_callback(self._bot_done)
-        self.notice("info", f"{count} bot{'s' if count > 1 else ''} joining at {speed:g} moves/s")
-
-    def _bot_done(self, task: asyncio.Task[Any]) -> None:
-        self._bots.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            self.notice("error", f"a bot stopped: {task.exception()}")
-
-    # --- lobby actions ---------------------------------------------------------------------
-    async def create(self, game_text: str, deal: int | None, public: bool) -> None:
-        game = _game_id(game_text)
-        if game is None:
-            self.notice("error", f"no game {game_text!r}: use one of {', '.join(all_games())}")
-            return
-        message: dict[str, Any] = {"type": "create_race", "game": game, "private": not public}
-        if deal is not None:
-            message["deal"] = deal
-        if self.args.time_limit:
-            message["time_limit_s"] = self.args.time_limit
-        reply = await self.request(message)
-        if reply["type"] == "error":
-            self.notice("error", reply["message"])
-            return
-        self.screen.phase = "lobby"  # so that the room message switches to the room
-        self.on_event(reply)
-
-    async def join(self, code: str) -> None:
-        if not code.strip():
-            self.notice("error", "use: join CODE")
-            return
-        reply = await self.request({"type": "join_race", "code": code.strip()})
-        if reply["type"] == "error":
-            self.notice("error", reply["message"])
-            return
-        self.screen.phase = "lobby"
-        self.on_event(reply)
-
-    async def daily(self, game_text: str) -> None:
-        game = _game_id(game_text)
-        if game is None:
-            self.notice("error", f"no game {game_text!r}: use one of {', '.join(all_games())}")
-            return
-        reply = await self.request({"type": "start_daily", "game": game})
-        if reply["type"] == "error":
-            if reply["code"] == "unknown_type":
-                self.notice("error", "this server has no daily challenge")
-            else:
-                self.notice("error", reply["message"])
-            return
-        self.on_event(reply)
-
-    async def refresh_races(self) -> None:
-        reply = await self.request({"type": "list_races"})
-        self.screen.races = reply.get("races", [])
-        dailies = await self.request({"type": "daily"})
-        self.screen.dailies = dailies if dailies["type"] == "daily_challenges" else None
-
-    async def leave(self) -> None:
-        reply = await self.request({"type": "leave_race"})
-        if reply["type"] == "error":
-            self.notice("error", reply["message"])
-            return
-        s = self.screen
-        s.phase, s.room, s.race, s.view, s.ranking = "lobby", None, None, None, None
-        s.opponents, s.me = {}, None
-        self._start_ref = self._countdown_end = None
-        self.config.update(self.url, race=None)
-        self.notice("info", f"left race {reply['code']}")
-        await self.refresh_races()
 
     def final_lines(self) -> list[str]:
         """What stays on the normal screen after the client stops."""
