@@ -172,18 +172,21 @@ _ANY_ROWID = literal_column("rowid")  # in a subquery with one FROM: that table'
 
 
 @functools.cache
-def _stats_statements(board: str, with_viewer: bool) -> tuple[Select[Any], Select[Any]]:
+def _stats_statements(board: str, with_viewer: bool, dialect: str = "sqlite") -> tuple[Select[Any], Select[Any]]:
     """``stats_board``'s statement and its board-size fallback, built once per board: the
     statement is large, and building it (and SQLAlchemy's cache key for it) on every call
     cost more than SQLite takes to run it. Parameters: ``game``, ``min_games`` (win rate),
-    ``offset``, ``limit`` and ``viewer``."""
+    ``offset``, ``limit`` and ``viewer``. ``dialect``: PostgreSQL has no rowid, so there
+    the page's rows (and the viewer's) are picked by their primary key (``game`` is bound,
+    ``player_id`` read from the board's index); SQLite's statement is the rowid one."""
     where = _stats_filter(board)
     order = _stats_order(board)
-    page_rows = select(_ANY_ROWID).select_from(S).where(*where).order_by(*order)
+    by_key = dialect != "sqlite"
+    page_rows = select(S.player_id if by_key else _ANY_ROWID).select_from(S).where(*where).order_by(*order)
     page_rows = page_rows.offset(bindparam("offset", type_=Integer)).limit(bindparam("limit", type_=Integer))
     total_q = select(func.count()).select_from(S).where(*where).scalar_subquery()
     columns: list[Any] = [S, Player.name, total_q.label("total")]
-    wanted: ColumnElement[bool] = _ROWID.in_(page_rows)
+    wanted: ColumnElement[bool] = S.player_id.in_(page_rows) if by_key else _ROWID.in_(page_rows)
     if with_viewer:
         me = aliased(S)
         is_viewer = (me.game == bindparam("game"), me.player_id == bindparam("viewer"))
@@ -198,8 +201,13 @@ def _stats_statements(board: str, with_viewer: bool) -> tuple[Select[Any], Selec
         ahead_where = where if board == "win_rate" else where[:1]
         counts = [select(func.count()).select_from(S).where(*ahead_where, level).scalar_subquery() for level in _ahead(board, viewers)]
         columns.append(sum(counts[1:], counts[0]).label("ahead"))
-        my_row = select(_ANY_ROWID).select_from(me).where(*_stats_filter(board, me), is_viewer[1])
-        wanted = or_(wanted, _ROWID == my_row.scalar_subquery())
+        if by_key:  # the viewer's row, if it is on the board (``where``)
+            wanted = or_(wanted, S.player_id == bindparam("viewer"))
+        else:
+            my_row = select(_ANY_ROWID).select_from(me).where(*_stats_filter(board, me), is_viewer[1])
+            wanted = or_(wanted, _ROWID == my_row.scalar_subquery())
+    if by_key:
+        wanted = and_(*where, wanted)  # the board's rows of the game: (game, player_id) is the key
     statement = select(*columns).join(Player, Player.id == S.player_id).where(wanted).order_by(*order)
     return statement, select(total_q)
 
@@ -211,7 +219,7 @@ async def stats_board(
     covering index, in order), the viewer's row, the board's size and the number of players
     ahead of the viewer (both counted from indexes)."""
     first, last = _window(page, page_size)
-    statement, total_statement = _stats_statements(board, viewer is not None)
+    statement, total_statement = _stats_statements(board, viewer is not None, session.get_bind().dialect.name)
     params: dict[str, Any] = {"game": game, "offset": first - 1, "limit": page_size}
     if board == "win_rate":
         params["min_games"] = min_games
