@@ -73,6 +73,19 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
+def _connect_refused(error: BaseException) -> str | None:
+    """Why PostgreSQL refused the connection itself, for the operator: no such database
+    (SQLSTATE 3D000), or no such role or a wrong password (class 28)."""
+    driver = error.orig if isinstance(error, DBAPIError) else error
+    code = getattr(driver, "sqlstate", None) or getattr(driver.__cause__, "sqlstate", None)
+    if not isinstance(code, str) or not (code == "3D000" or code.startswith("28")):
+        return None
+    message = str(driver).split("\n", 1)[0]
+    if code == "3D000":
+        return f"{message} (create it first, e.g. with createdb; the server makes the tables itself)"
+    return f"{message} (check the user and password in --db)"
+
+
 # --- the store ----------------------------------------------------------------------
 
 
@@ -161,7 +174,7 @@ class Store(DailyAndBoards):
                     lock = await PostgresServerLock.acquire(url)
                 await upgrade_to_head(engine)
             except (OSError, DBAPIError) as error:
-                reason = storage_fault(error)
+                reason = storage_fault(error) or _connect_refused(error)
                 if reason is None:
                     raise
                 raise DatabaseUnusable(f"cannot use the PostgreSQL database {engines.describe(url)}: {reason}") from error
