@@ -54,7 +54,13 @@ def _admin_here(work: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
 
 def _admin(work: Callable[[asyncpg.Connection], Awaitable[T]]) -> T:
     """``_admin_here`` from any thread, whether or not an event loop runs there."""
-    return _worker.submit(_admin_here, work).result()
+    try:
+        return _worker.submit(_admin_here, work).result()
+    except OSError as exc:
+        raise RuntimeError(
+            f"the tests' PostgreSQL server at {ADMIN_URL} cannot be reached ({exc}): start it (trust "
+            "authentication for the postgres user), or name another with $SOLITAIRE_RACE_TEST_PG"
+        ) from exc
 
 
 def sqlalchemy_url(database: str) -> str:
@@ -168,7 +174,8 @@ class Database:
         failure of the database, not a mock); on PostgreSQL with the error code
         ``sqlstate`` (53100: a full disk, as PostgreSQL reports it)."""
         if self.path is not None:
-            await self.execute(f"CREATE TRIGGER {name} BEFORE INSERT ON {table} BEGIN SELECT RAISE(ABORT, '{message}'); END")
+            raise_it = f"SELECT RAISE(ABORT, '{message}')"
+            await self.execute(f"CREATE TRIGGER {name} BEFORE INSERT ON {table} BEGIN {raise_it}; END")
             return
         await self.execute(
             f"CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS "

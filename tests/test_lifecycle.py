@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
 import pytest
 from websockets.exceptions import ConnectionClosed
@@ -192,7 +191,7 @@ async def test_a_restored_lobby_lets_go_of_players_who_do_not_return(tmp_path: P
         await app.stop()
 
 
-async def test_a_race_whose_racers_were_all_done_closes_at_once_after_a_crash(tmp_path: Path, database: Database) -> None:
+async def test_a_race_whose_racers_were_all_done_closes_at_once_after_a_crash(database: Database) -> None:
     """The process dies between the last racer's final log entry and the results commit."""
     server = Server(database.path or database.url)
     server.start()
@@ -235,7 +234,7 @@ async def test_a_race_whose_racers_were_all_done_closes_at_once_after_a_crash(tm
         server.stop()
 
 
-async def test_a_lobby_survives_a_crash(tmp_path: Path, database: Database) -> None:
+async def test_a_lobby_survives_a_crash(database: Database) -> None:
     server = Server(database.path or database.url)
     server.start()
     ann = await connect(server)

@@ -77,7 +77,7 @@ def test_backup_of_a_postgresql_database_says_to_use_pg_dump(capsys: pytest.Capt
 
 async def test_a_postgresql_database_that_cannot_be_used_is_named_with_the_reason(tmp_path: Path) -> None:
     missing = databases.sqlalchemy_url("solitaire_test_never_created")
-    with pytest.raises(DatabaseUnusable, match='does not exist \\(create it first'):
+    with pytest.raises(DatabaseUnusable, match=r"does not exist \(create it first"):
         await Store.open(missing, serve=True)
     unreachable = "postgresql+asyncpg://postgres@127.0.0.1:1/race"  # nothing listens on port 1
     with pytest.raises(DatabaseUnusable, match="cannot reach the PostgreSQL server"):

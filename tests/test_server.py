@@ -310,7 +310,9 @@ async def test_graceful_restart_resumes_running_races(tmp_path: Path, database: 
     assert logged == [(len(LINE),)]  # every move once: nothing lost, nothing duplicated
 
 
-async def test_a_move_whose_log_write_fails_is_not_acknowledged_and_is_logged_with_the_next(tmp_path: Path, database: Database) -> None:
+async def test_a_move_whose_log_write_fails_is_not_acknowledged_and_is_logged_with_the_next(
+    tmp_path: Path, database: Database
+) -> None:
     app = await App.start(make_config(tmp_path, db_url=database.url))
     ann = await Client.connect(app)
     await ann.hello("ann")

@@ -412,6 +412,22 @@ async def test_running_races_read_their_logs_from_the_journal_tail(store: Store)
     }
 
 
+async def test_an_entry_written_twice_is_resumed_once(store: Store) -> None:
+    """A commit whose answer was lost may have happened (PostgreSQL: the connection dropped
+    during it); the room then writes the same entry again. A restart reads it once; two
+    different entries under one seq are left for the room to refuse."""
+    ann = await new_player(store, "ann")
+    race_id = await new_race(store, created_by=ann)
+    await store.mark_race_started(race_id, T0, [ann])
+    await store.log_moves(race_id, ann, [(0, "move", "1h", 10)])
+    await store.log_moves(race_id, ann, [(0, "move", "1h", 10), (1, "move", "2-3", 20)])  # the first again
+    (running,) = await store.running_races()
+    assert running.logs[ann] == ((0, "move", "1h", 10), (1, "move", "2-3", 20))
+    await store.log_moves(race_id, ann, [(1, "move", "r", 30)])
+    (running,) = await store.running_races()
+    assert [seq for seq, *_ in running.logs[ann]] == [0, 1, 1]
+
+
 # --- connection setup -------------------------------------------------------------------
 
 

@@ -238,7 +238,8 @@ async def pg(tmp_path: Path) -> AsyncIterator[tuple[Store, int, int, list[Commit
 
 async def pg_logged(db: Database, race_id: int, player_id: int) -> list[int]:
     """The seqs committed, read by another connection as another process would."""
-    rows = await db.query("SELECT seq FROM move_log WHERE race_id = ? AND player_id = ? ORDER BY id", race_id, player_id)
+    rows = await db.query("SELECT seq FROM move_log WHERE race_id = ? AND player_id = ? ORDER BY id",
+                          race_id, player_id)
     return [seq for (seq,) in rows]
 
 
@@ -296,7 +297,7 @@ async def test_postgresql_a_lost_connection_fails_one_write_and_the_next_reconne
     """The writer's connection is terminated by the server (pg_terminate_backend, as when
     PostgreSQL restarts): the write that meets it is StorageUnavailable, with the reason;
     the next one commits on a new connection. Reads recover the same way."""
-    store, race_id, ann, commits, db = pg
+    store, race_id, ann, _, db = pg
     pid = await store._write(lambda session: session.execute(text("SELECT pg_backend_pid()")).scalar_one())
     await db.query("SELECT pg_terminate_backend(?)", pid)
     with pytest.raises(StorageUnavailable) as lost:
@@ -322,7 +323,7 @@ async def test_postgresql_a_lost_connection_fails_one_write_and_the_next_reconne
 async def test_postgresql_a_full_disk_is_storage_unavailable_until_it_clears(pg: Any) -> None:
     """PostgreSQL reports a full disk as SQLSTATE 53100 (disk_full); here a trigger raises
     exactly that error for every insert into the move log."""
-    store, race_id, ann, commits, db = pg
+    store, race_id, ann, _, db = pg
     await db.fail_inserts("move_log", "disk_full", "could not extend file: No space left on device", sqlstate="53100")
     with pytest.raises(StorageUnavailable) as full:
         await store.log_moves(race_id, ann, [(0, "move", "1h", 10)])

@@ -102,7 +102,7 @@ class PostgresServerLock:
         self.database = database
 
     @classmethod
-    async def acquire(cls, url: str) -> "PostgresServerLock":
+    async def acquire(cls, url: str) -> PostgresServerLock:
         """Lock the database at ``url`` for this process, or raise ``DatabaseInUse`` at
         once (never wait: the other server may run for weeks)."""
         from sqlalchemy import text
@@ -117,12 +117,13 @@ class PostgresServerLock:
         try:
             conn = await engine.connect()
             try:
-                locked = await conn.scalar(text("SELECT pg_try_advisory_lock(:a, :b)"), {"a": PG_LOCK_KEYS[0], "b": PG_LOCK_KEYS[1]})
+                keys = {"a": PG_LOCK_KEYS[0], "b": PG_LOCK_KEYS[1]}
+                locked = await conn.scalar(text("SELECT pg_try_advisory_lock(:a, :b)"), keys)
                 holder = None if locked else await conn.scalar(text(
                     "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
-                    "WHERE l.locktype = 'advisory' AND l.granted AND l.classid = :a AND l.objid = :b AND l.objsubid = 2 "
-                    "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-                ), {"a": PG_LOCK_KEYS[0], "b": PG_LOCK_KEYS[1]})
+                    "WHERE l.locktype = 'advisory' AND l.granted AND l.classid = :a AND l.objid = :b "
+                    "AND l.objsubid = 2 AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+                ), keys)
                 await conn.commit()  # the lock is the session's: it outlives the transaction
             except BaseException:
                 await conn.close()

@@ -177,7 +177,8 @@ class Store(DailyAndBoards):
                 reason = storage_fault(error) or _connect_refused(error)
                 if reason is None:
                     raise
-                raise DatabaseUnusable(f"cannot use the PostgreSQL database {engines.describe(url)}: {reason}") from error
+                what = f"cannot use the PostgreSQL database {engines.describe(url)}"
+                raise DatabaseUnusable(f"{what}: {reason}") from error
         except BaseException:
             await engine.dispose()
             if lock is not None:
@@ -387,7 +388,12 @@ class Store(DailyAndBoards):
                     RunningRaceRecord(
                         race=race_record(race),
                         players=tuple((pid, name) for pid, name in players),
-                        logs={pid: tuple(sorted(entries)) for pid, entries in log.items()},  # by seq
+                        # By seq; an entry written twice, identical, counts once: on PostgreSQL
+                        # a commit whose answer was lost (the connection dropped) may have
+                        # happened, and the room writes the same entry again with the racer's
+                        # next move. (SQLite always knows whether a commit happened.) Entries
+                        # that differ under one seq are left for the room to refuse.
+                        logs={pid: tuple(sorted(set(entries))) for pid, entries in log.items()},
                         daily_ranked=ranked is not None,
                     )
                 )
