@@ -137,8 +137,8 @@ def fill(path: Path, results: int, seed: int = 1, analyze: bool = True) -> None:
 
 async def fill_postgresql(url: str, results: int, seed: int = 1, analyze: bool = True) -> int:
     """``fill`` on PostgreSQL, with COPY (asyncpg's ``copy_records_to_table``); returns the
-    database's size in bytes. Without ``analyze`` autovacuum may still ANALYZE the tables
-    meanwhile, as it would on a server's database."""
+    database's size in bytes. ``results`` is always ANALYZEd (the fill needs it); without
+    ``analyze`` the rest is left to autovacuum, which ANALYZEs a server's tables too."""
     import asyncpg
 
     players, races, rows, attempts = generate(results, seed)
@@ -149,6 +149,9 @@ async def fill_postgresql(url: str, results: int, seed: int = 1, analyze: bool =
             for table, columns, values in (("players", PLAYER_COLUMNS, players), ("races", RACE_COLUMNS, races),
                                            ("results", RESULT_COLUMNS, rows), ("daily_attempts", ATTEMPT_COLUMNS, attempts)):
                 await conn.copy_records_to_table(table, records=values, columns=list(columns))
+            # Planner statistics first: without them PostgreSQL runs the correlated UPDATE
+            # as a scan of the results per player (it did not finish in minutes).
+            await conn.execute("ANALYZE results")
             for statement in stats_fill(sqlite=False):
                 await conn.execute(statement)
         if analyze:

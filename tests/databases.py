@@ -110,7 +110,7 @@ def create_empty_postgresql_database() -> str:
 def drop_postgresql_database(name: str, wait: bool = False) -> None:
     """Drop ``name`` (its connections too: a test's server may have died holding some)."""
     future = _dropper.submit(_admin_here, lambda conn: conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    _drops.append(future)  # type: ignore[arg-type]
+    _drops.append(future)
     if wait:
         future.result()
 

@@ -37,6 +37,12 @@ class Server:
         self.url = ""
         self.output: list[str] = []  # what it printed (standard output and error) until the URL
 
+    @property
+    def file(self) -> Path:
+        """The SQLite file it serves."""
+        assert isinstance(self.db, Path), self.db
+        return self.db
+
     def start(self) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "solitaire_race.cli", "serve", "--port", "0", "--secret", TEST_SECRET,

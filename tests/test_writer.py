@@ -36,6 +36,11 @@ async def racing_store(tmp_path: Path) -> tuple[Store, int, int, list[Commit]]:
     return store, race_id, ann, commits
 
 
+def sqlite_writer(store: Store) -> writer.Writer:
+    assert isinstance(store._writer, writer.Writer)
+    return store._writer
+
+
 def logged(path: Path, race_id: int, player_id: int) -> list[int]:
     """The seqs committed, read by another connection as another process would."""
     with sqlite3.connect(path) as db:
@@ -108,7 +113,7 @@ async def test_a_lock_held_elsewhere_never_blocks_the_loop(tmp_path: Path) -> No
     try:
         other.execute("BEGIN IMMEDIATE")
         append = asyncio.ensure_future(store.log_moves(race_id, ann, [(0, "move", "1h", 10)]))
-        await until(lambda: store._writer._hopping)  # it met the lock on the loop: now on the thread
+        await until(lambda: sqlite_writer(store)._hopping)  # it met the lock on the loop: now on the thread
         # Meanwhile the loop runs: a job and another append queue behind the hop, in order.
         job = asyncio.ensure_future(store._write(moves_logged))
         later = asyncio.ensure_future(store.log_moves(race_id, ann, [(1, "move", "2-3", 20)]))
@@ -151,7 +156,7 @@ async def test_writes_made_on_being_told_return_to_the_loop_after_a_hop(tmp_path
     try:
         other.execute("BEGIN IMMEDIATE")
         append(0)
-        await until(lambda: store._writer._hopping)  # it met the lock: waiting on the thread
+        await until(lambda: sqlite_writer(store)._hopping)  # it met the lock: waiting on the thread
         other.execute("COMMIT")
         await asyncio.wait_for(finished, 10)
         assert errors == []
@@ -179,7 +184,7 @@ async def test_checkpoints_let_the_wal_start_over(tmp_path: Path, monkeypatch: p
             (autocheckpoint,) = db.execute("PRAGMA wal_autocheckpoint").fetchone()
             busy, wal_pages, _ = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
         assert autocheckpoint == 1000  # other connections keep SQLite's default
-        assert store._writer.checkpoints == 303 // 25  # each one finished: the WAL started over
+        assert sqlite_writer(store).checkpoints == 303 // 25  # each one finished: the WAL started over
         assert busy == 0 and 0 < wal_pages <= 2 * (303 % 25)  # only the commits since the last one
         assert commits == [(1, True)] * 300
         assert logged(tmp_path / "race.sqlite3", race_id, ann) == list(range(300))
@@ -202,14 +207,14 @@ async def test_a_wal_grown_behind_a_reader_is_emptied_once_it_is_done(tmp_path: 
         while wal.stat().st_size <= 2 * writer.WAL_LIMIT_BYTES:
             await store.log_moves(race_id, ann, [(seq, "move", "1h", seq)])
             seq += 1
-        assert store._writer.checkpoints == 0  # the reader kept every one from finishing
+        assert sqlite_writer(store).checkpoints == 0  # the reader kept every one from finishing
         reader.execute("COMMIT")
         # The one in flight, if any, may now finish; else one of these commits starts one.
         for _ in range(writer.CHECKPOINT_RETRY_AFTER + writer.WAL_CHECK_EVERY):
             await store.log_moves(race_id, ann, [(seq, "move", "1h", seq)])
             seq += 1
         await store._writer.drain()  # wait for it
-        assert store._writer.checkpoints >= 1
+        assert sqlite_writer(store).checkpoints >= 1
         assert wal.stat().st_size <= writer.WAL_LIMIT_BYTES
         assert logged(tmp_path / "race.sqlite3", race_id, ann) == list(range(seq))
     finally:
@@ -309,7 +314,7 @@ async def test_postgresql_a_lost_connection_fails_one_write_and_the_next_reconne
     with pytest.raises(StorageUnavailable):
         await store.rename_player(ann, "anna")
     await store.rename_player(ann, "anna")
-    assert (await store.player(ann)).name == "anna"  # type: ignore[union-attr]
+    assert (await store.player(ann)).name == "anna"
     readers = await db.query(
         "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ? AND pid <> pg_backend_pid()", db.name
     )

@@ -209,7 +209,7 @@ def _driver_closed(conn: AsyncConnection) -> bool:
     return driver is None or bool(driver.is_closed())
 
 
-def _sqlalchemy_error(sql: str | None, exc: BaseException, engine: AsyncEngine, lost: bool) -> BaseException:
+def _sqlalchemy_error(sql: str | None, exc: Exception, engine: AsyncEngine, lost: bool) -> BaseException:
     """What the store sees of a failure of asyncpg itself: SQLAlchemy's exception, as a
     statement through SQLAlchemy would have raised (an IntegrityError for a constraint,
     a DBAPIError carrying asyncpg's SQLSTATE for the rest), whichever path wrote."""
@@ -223,4 +223,4 @@ def _sqlalchemy_error(sql: str | None, exc: BaseException, engine: AsyncEngine, 
     except Exception:
         pass
     # Not the driver's: the socket's (refused, unreachable, timed out).
-    return OperationalError(sql, None, exc, connection_invalidated=lost)  # type: ignore[arg-type]
+    return OperationalError(sql, None, exc, connection_invalidated=lost)

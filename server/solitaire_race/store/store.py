@@ -76,7 +76,9 @@ def hash_token(token: str) -> str:
 def _connect_refused(error: BaseException) -> str | None:
     """Why PostgreSQL refused the connection itself, for the operator: no such database
     (SQLSTATE 3D000), or no such role or a wrong password (class 28)."""
-    driver = error.orig if isinstance(error, DBAPIError) else error
+    driver: BaseException | None = error.orig if isinstance(error, DBAPIError) else error
+    if driver is None:
+        return None
     code = getattr(driver, "sqlstate", None) or getattr(driver.__cause__, "sqlstate", None)
     if not isinstance(code, str) or not (code == "3D000" or code.startswith("28")):
         return None
