@@ -132,7 +132,7 @@ def _stats_filter(board: str, t: Any = S) -> list[ColumnElement[bool]]:
     return where
 
 
-def _ahead(board: str, viewers: Callable[[Any], Any]) -> list[ColumnElement[bool]]:
+def _ahead(board: str, viewers: Callable[[Any], Any], dialect: str = "sqlite") -> list[ColumnElement[bool]]:
     """Rows that rank before the viewer on ``board`` (``viewers(column)``: the viewer's
     value of that column), as disjoint conditions, one per ranking key: the keys before it
     equal to the viewer's and this one strictly better. Each is an equality prefix and one
@@ -144,7 +144,16 @@ def _ahead(board: str, viewers: Callable[[Any], Any]) -> list[ColumnElement[bool
     without a win, who tie at the bottom of the win-rate board. (A NULL ``last_win_at``
     only ever ties with another NULL: players with equal wins either both have one or both
     do not.) The others compare with ``=``, which SQLite always prefers to a range on the
-    same column (unanalyzed, it took ``wins > 0`` over ``wins IS ?``)."""
+    same column (unanalyzed, it took ``wins > 0`` over ``wins IS ?``).
+
+    PostgreSQL cannot search an index with ``IS NOT DISTINCT FROM``: every level after the
+    first then read the whole game's part of the index (145 ms for the fastest board's
+    viewer, a million results). There a tie is ``=``, which gives the same counts: on the
+    fastest board every row has a best time, moves and date (the board's condition), on the
+    wins board a last win (wins > 0), and the viewer's values are those of a row on the
+    board. Only the win-rate board's ``last_win_at`` may be NULL on both sides (no win
+    yet): there the tie is ``=``, or both NULL, after the equal prefix the index narrows
+    to."""
     if board == "fastest":
         keys = [(S.best_time_ms, False), (S.best_moves, False), (S.best_at, False)]
     else:
@@ -154,9 +163,18 @@ def _ahead(board: str, viewers: Callable[[Any], Any]) -> list[ColumnElement[bool
     keys.append((S.player_id, False))
     levels = []
     for i, (column, descending) in enumerate(keys):
-        ties = [c.is_not_distinct_from(viewers(c)) if _nullable(c) else c == viewers(c) for c, _ in keys[:i]]
+        if dialect == "sqlite":
+            ties = [c.is_not_distinct_from(viewers(c)) if _nullable(c) else c == viewers(c) for c, _ in keys[:i]]
+        else:
+            ties = [_pg_tie(board, c, viewers(c)) for c, _ in keys[:i]]
         levels.append(and_(*ties, column > viewers(column) if descending else column < viewers(column)))
     return levels
+
+
+def _pg_tie(board: str, column: Any, value: Any) -> ColumnElement[bool]:
+    if board == "win_rate" and _nullable(column):
+        return or_(column == value, and_(column.is_(None), value.is_(None)))
+    return column == value  # type: ignore[no-any-return]
 
 
 def _nullable(column: Any) -> bool:
@@ -199,7 +217,7 @@ def _stats_statements(board: str, with_viewer: bool, dialect: str = "sqlite") ->
         # implies the board's condition (a win time; a win); repeated, it is a second range
         # on that column for SQLite to choose, and unanalyzed it chose it over ``wins = ?``.
         ahead_where = where if board == "win_rate" else where[:1]
-        counts = [select(func.count()).select_from(S).where(*ahead_where, level).scalar_subquery() for level in _ahead(board, viewers)]
+        counts = [select(func.count()).select_from(S).where(*ahead_where, level).scalar_subquery() for level in _ahead(board, viewers, dialect)]
         columns.append(sum(counts[1:], counts[0]).label("ahead"))
         if by_key:  # the viewer's row, if it is on the board (``where``)
             wanted = or_(wanted, S.player_id == bindparam("viewer"))
