@@ -31,7 +31,7 @@ from .observe import Metrics
 from .queries import Queries
 from .races import Races
 from .recovery import recover
-from .store import Store
+from .store import Store, display_url
 from .transport import Server
 
 log = logging.getLogger("solitaire_race")
@@ -163,7 +163,7 @@ async def serve(config: Config, loop_name: str = "asyncio") -> None:
     gc.freeze()
     gc.set_threshold(100_000, 10, 10)
     print(
-        f"solitaire-race is running: open {app.url} (websocket {app.ws_url}, database {config.db_url}, event loop {loop_name})",
+        f"solitaire-race is running: open {app.url} (websocket {app.ws_url}, database {display_url(config.db_url)}, event loop {loop_name})",
         flush=True,
     )
     try:
