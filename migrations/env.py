@@ -19,9 +19,9 @@ from alembic.autogenerate.api import AutogenContext
 from sqlalchemy import pool, text
 from sqlalchemy.engine import Connection
 
+from solitaire_race.store.engines import ensure_sqlite_directory, make_engine
 from solitaire_race.store.migrate import check_sqlite_foreign_keys, sqlite_foreign_keys_off
 from solitaire_race.store.models import Base, UTCDateTime
-from solitaire_race.store.engines import ensure_sqlite_directory, make_engine
 
 MIGRATION_LOCK_KEYS = (0x736F6C69, 2)  # "solitaire-race", "migrate" (store/lock.py's "serve" is 1)
 
@@ -84,7 +84,8 @@ def do_run_migrations(connection: Connection) -> None:
             if connection.dialect.name == "postgresql":
                 # Processes migrating one database at once take turns (a second one then
                 # finds it at head): a lock held until this transaction ends.
-                connection.execute(text("SELECT pg_advisory_xact_lock(:a, :b)"), {"a": MIGRATION_LOCK_KEYS[0], "b": MIGRATION_LOCK_KEYS[1]})
+                keys = {"a": MIGRATION_LOCK_KEYS[0], "b": MIGRATION_LOCK_KEYS[1]}
+                connection.execute(text("SELECT pg_advisory_xact_lock(:a, :b)"), keys)
             context.run_migrations()
             check_sqlite_foreign_keys(connection)
 

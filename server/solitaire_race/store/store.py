@@ -42,6 +42,7 @@ from .integrity import check_database_file
 from .lock import PostgresServerLock, ServerLock
 from .migrate import upgrade_to_head
 from .models import DailyAttempt, MoveLog, Player, Race, RaceEntry, Result
+from .pg_writer import PostgresWriter
 from .records import (
     CODE_MAX_LENGTH,
     OUTCOMES,
@@ -53,7 +54,6 @@ from .records import (
     RunningRaceRecord,
 )
 from .rows import check_time, check_token_hash, join_move_log, race_record, result_record
-from .pg_writer import PostgresWriter
 from .writer import Writer, resolve
 from .writes import (
     finish_statement,
