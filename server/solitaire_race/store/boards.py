@@ -219,8 +219,13 @@ def _stats_statements(board: str, with_viewer: bool, dialect: str = "sqlite") ->
         ahead_where = where if board == "win_rate" else where[:1]
         counts = [select(func.count()).select_from(S).where(*ahead_where, level).scalar_subquery() for level in _ahead(board, viewers, dialect)]
         columns.append(sum(counts[1:], counts[0]).label("ahead"))
-        if by_key:  # the viewer's row, if it is on the board (``where``)
-            wanted = or_(wanted, S.player_id == bindparam("viewer"))
+        if by_key:  # and the viewer's row, if it is on the board (``where``, below)
+            # One list of ids, not an OR: PostgreSQL plans ``IN (page) OR player_id = ?`` as a
+            # filter over the whole game's rows (165 ms at a million results); a list of 21
+            # ids is 21 primary-key lookups.
+            page = page_rows.subquery()
+            ids = select(page.c.player_id).union_all(select(bindparam("viewer", type_=Integer)))
+            wanted = S.player_id.in_(ids)
         else:
             my_row = select(_ANY_ROWID).select_from(me).where(*_stats_filter(board, me), is_viewer[1])
             wanted = or_(wanted, _ROWID == my_row.scalar_subquery())
