@@ -89,8 +89,8 @@ def generate(results: int, seed: int = 1) -> tuple[Rows, Rows, Rows, Rows]:
 PLAYER_COLUMNS = ("id", "name", "name_key", "token_hash", "created_at")
 RACE_COLUMNS = ("id", "code", "game", "deal_number", "private", "created_by", "created_at", "started_at", "finished_at",
                 "status", "time_limit_s", "kind", "daily_date")
-RESULT_COLUMNS = ("race_id", "player_id", "outcome", "rank", "time_ms", "moves", "home", "total", "move_log", "finished_at",
-                  "game", "deal_number", "daily_date", "rank_class", "sort_primary")
+RESULT_COLUMNS = ("race_id", "player_id", "outcome", "rank", "time_ms", "moves", "home", "total", "move_log",
+                  "finished_at", "game", "deal_number", "daily_date", "rank_class", "sort_primary")
 ATTEMPT_COLUMNS = ("game", "date", "player_id", "race_id", "started_at")
 
 
@@ -102,7 +102,8 @@ def stats_fill(sqlite: bool) -> list[str]:
     return [
         "INSERT INTO player_stats (player_id, game, games, wins, win_rate, win_moves, last_win_at, best_time_ms, "
         f"best_moves, best_at) SELECT player_id, game, COUNT(*), SUM({won}), AVG({share}), "
-        "COALESCE(SUM(CASE WHEN rank_class = 0 THEN moves END), 0), MAX(CASE WHEN rank_class = 0 THEN finished_at END), "
+        "COALESCE(SUM(CASE WHEN rank_class = 0 THEN moves END), 0), "
+        "MAX(CASE WHEN rank_class = 0 THEN finished_at END), "
         "MIN(CASE WHEN rank_class = 0 THEN time_ms END), NULL, NULL FROM results GROUP BY player_id, game",
         # best_moves/best_at of the fastest win, as finish_race would have kept them.
         "UPDATE player_stats SET (best_moves, best_at) = (SELECT moves, finished_at FROM results r "
@@ -147,8 +148,9 @@ async def fill_postgresql(url: str, results: int, seed: int = 1, analyze: bool =
     conn = await asyncpg.connect(databases.libpq_url(url))
     try:
         async with conn.transaction():
-            for table, columns, values in (("players", PLAYER_COLUMNS, players), ("races", RACE_COLUMNS, races),
-                                           ("results", RESULT_COLUMNS, rows), ("daily_attempts", ATTEMPT_COLUMNS, attempts)):
+            tables = (("players", PLAYER_COLUMNS, players), ("races", RACE_COLUMNS, races),
+                      ("results", RESULT_COLUMNS, rows), ("daily_attempts", ATTEMPT_COLUMNS, attempts))
+            for table, columns, values in tables:
                 await conn.copy_records_to_table(table, records=values, columns=list(columns))
             # Planner statistics first: without them PostgreSQL runs the correlated UPDATE
             # as a scan of the results per player (it did not finish in minutes).
