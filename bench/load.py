@@ -4,7 +4,10 @@
 
 For every case (N racers connected at once, rooms of K), in separate processes:
 - an **echo server** (plain ``websockets``, answers each message, nothing else), and
-- the **race server** (``solitaire-race serve`` with its real SQLite database),
+- the **race server** (``solitaire-race serve`` with its real SQLite database, or with
+  ``--db postgresql+asyncpg://user@host/name`` a PostgreSQL database under that name, made
+  anew for every run and dropped at the end; PostgreSQL's own processes are not pinned, and
+  their CPU is not in the server's figure),
 each pinned to CPU 0, are driven by the same **load generator** pinned to CPU 1, twice:
 **saturation** (each racer sends its next message as soon as the previous one is answered)
 and **paced** (2 moves per second per racer, each racer on a fixed grid with the phases
@@ -487,15 +490,18 @@ def rss_bytes(pid: int) -> int:
     return 0
 
 
-def start_server(kind: str, db: Path, loop: str = "auto") -> tuple[subprocess.Popen[str], str]:
+def start_server(kind: str, db: Path | str, loop: str = "auto") -> tuple[subprocess.Popen[str], str]:
     """Start a server on ``loop`` (``solitaire_race.app.loop_factory``): both servers run
-    on the same event loop, so the ratio compares them on one stack."""
+    on the same event loop, so the ratio compares them on one stack. ``db``: a SQLite file,
+    or a database URL."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     if kind == "echo":
         cmd = [sys.executable, __file__, "echo-server", loop]
     else:
-        cmd = [sys.executable, "-m", "solitaire_race.cli", "serve", "--port", "0", "--db", f"sqlite+aiosqlite:///{db}",
-               "--secret", SECRET, "--countdown", "0", "--rate-limit", "0", "--new-players-per-hour", "0", "--daily-solver-nodes", "0", "--loop", loop]
+        url = db if isinstance(db, str) else f"sqlite+aiosqlite:///{db}"
+        cmd = [sys.executable, "-m", "solitaire_race.cli", "serve", "--port", "0", "--db", url,
+               "--secret", SECRET, "--countdown", "0", "--rate-limit", "0", "--new-players-per-hour", "0",
+               "--daily-solver-nodes", "0", "--loop", loop]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
                             preexec_fn=lambda: (os.sched_setaffinity(0, {SERVER_CPU}), raise_fd_limit()))
     for _ in range(200):
@@ -543,6 +549,8 @@ def run_case(
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
+    import databases  # bench/databases.py, beside this script
+
     from solitaire_race.config import EVENT_LOOPS
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -564,8 +572,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--loop", choices=EVENT_LOOPS, default="auto",
         help="the event loop both servers run on (default auto: uvloop where it is installed)",
     )
+    parser.add_argument(
+        "--db", help="the race server's database: a SQLite file per run (default), or a postgresql+asyncpg:// URL "
+        "of a database the benchmark owns (dropped and made anew for every run, dropped at the end)",
+    )
     parser.add_argument("--json", help="write the figures to this file")
     args = parser.parse_args(argv)
+    if args.db and not databases.is_postgresql(args.db):
+        parser.error("--db takes a postgresql+asyncpg:// URL (without it: a SQLite file per run)")
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
     try:
@@ -583,7 +597,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             for _ in range(args.repeat):
                 for kind in ("echo", "race"):  # alternating: both see the same spells of noise
                     with tempfile.TemporaryDirectory() as tmp:
-                        server, url = start_server(kind, Path(tmp) / "load.sqlite3", args.loop)
+                        if args.db and kind == "race":
+                            databases.recreate(args.db)
+                        server, url = start_server(kind, args.db or Path(tmp) / "load.sqlite3", args.loop)
                         try:
                             warm_up(url)
                             runs[kind].append(run_case(kind, url, server, racers, room, args.seconds, rate, args.player))
@@ -603,6 +619,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     print(f"    {r['error_count']} errors, e.g. {r['errors'][:3]}", flush=True)
             if args.repeat > 1:
                 print(f"    {args.repeat} runs each, medians; pair ratios {', '.join(f'{x:.2f}' for x in row['pair_ratios'])}", flush=True)
+    if args.db:
+        asyncio.run(databases.drop(args.db))
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
     return results

@@ -1,4 +1,4 @@
-"""Alembic environment for solitaire-race: async engine, SQLite batch mode.
+"""Alembic environment for solitaire-race: async engine, SQLite batch mode, PostgreSQL too.
 
 Two ways in (Alembic cookbook, "Programmatic API use (connection sharing) With Asyncio"):
 - the ``alembic`` command line: no connection is given, so this builds an async engine
@@ -16,12 +16,14 @@ from typing import Any, Literal
 
 from alembic import context
 from alembic.autogenerate.api import AutogenContext
-from sqlalchemy import pool
+from sqlalchemy import pool, text
 from sqlalchemy.engine import Connection
 
+from solitaire_race.store.engines import ensure_sqlite_directory, make_engine
 from solitaire_race.store.migrate import check_sqlite_foreign_keys, sqlite_foreign_keys_off
 from solitaire_race.store.models import Base, UTCDateTime
-from solitaire_race.store.engines import ensure_sqlite_directory, make_engine
+
+MIGRATION_LOCK_KEYS = (0x736F6C69, 2)  # "solitaire-race", "migrate" (store/lock.py's "serve" is 1)
 
 config = context.config
 shared_connection: Connection | None = config.attributes.get("connection")
@@ -79,6 +81,11 @@ def do_run_migrations(connection: Connection) -> None:
             compare_type=True,
         )
         with context.begin_transaction():
+            if connection.dialect.name == "postgresql":
+                # Processes migrating one database at once take turns (a second one then
+                # finds it at head): a lock held until this transaction ends.
+                keys = {"a": MIGRATION_LOCK_KEYS[0], "b": MIGRATION_LOCK_KEYS[1]}
+                connection.execute(text("SELECT pg_advisory_xact_lock(:a, :b)"), keys)
             context.run_migrations()
             check_sqlite_foreign_keys(connection)
 

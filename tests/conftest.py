@@ -1,5 +1,6 @@
-"""Fixtures that start the real server on 127.0.0.1 (port 0) with a temporary SQLite file,
-and a small websocket client that records every frame in both directions."""
+"""Fixtures that start the real server on 127.0.0.1 (port 0) with a database of its own (a
+temporary SQLite file, or a PostgreSQL database made for the test: ``database``), and a
+small websocket client that records every frame in both directions."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import json
 import os
 import urllib.error
 import urllib.request
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,9 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from solitaire_race.app import App
 from solitaire_race.config import Config
+
+from . import databases
+from .databases import Database
 
 TEST_SECRET = "test-secret"
 TIMEOUT = 5.0
@@ -40,9 +44,25 @@ def make_config(tmp_path: Path, **overrides: Any) -> Config:
     return replace(base, **overrides)
 
 
+# Runs a module's (or a test's) tests on both databases: ``pytestmark = ON_BOTH_DATABASES``.
+ON_BOTH_DATABASES = pytest.mark.parametrize("database", databases.KINDS, indirect=True)
+
+
 @pytest.fixture
-async def app(tmp_path: Path) -> AsyncIterator[App]:
-    running = await App.start(make_config(tmp_path))
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
+    """The test's database: SQLite, unless the test is parametrized with ``database``
+    (``ON_BOTH_DATABASES``, or ``indirect=True`` with "sqlite" / "postgresql")."""
+    with databases.database(getattr(request, "param", "sqlite"), tmp_path) as db:
+        yield db
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    databases.finish()  # the PostgreSQL databases' drops, and their template's
+
+
+@pytest.fixture
+async def app(tmp_path: Path, database: Database) -> AsyncIterator[App]:
+    running = await App.start(make_config(tmp_path, db_url=database.url))
     try:
         yield running
     finally:

@@ -17,7 +17,8 @@ from typing import Any
 
 from solitaire_race.engine import get_game
 
-from .conftest import TEST_SECRET, Client
+from .conftest import ON_BOTH_DATABASES, TEST_SECRET, Client
+from .databases import Database
 from .support import winnable_deal
 
 GAME = "cruel"
@@ -25,20 +26,27 @@ DEAL, LINE = winnable_deal(GAME, TEST_SECRET.encode())
 
 
 class Server:
-    """``solitaire-race serve`` in its own process, on a free port and a given database;
-    ``options`` are more of serve's options."""
+    """``solitaire-race serve`` in its own process, on a free port and a given database (a
+    SQLite file, or a database URL); ``options`` are more of serve's options."""
 
-    def __init__(self, db: Path, *options: str) -> None:
+    def __init__(self, db: Path | str, *options: str) -> None:
         self.db = db
+        self.db_url = f"sqlite+aiosqlite:///{db}" if isinstance(db, Path) else db
         self.options = options
         self.proc: subprocess.Popen[str] | None = None
         self.url = ""
         self.output: list[str] = []  # what it printed (standard output and error) until the URL
 
+    @property
+    def file(self) -> Path:
+        """The SQLite file it serves."""
+        assert isinstance(self.db, Path), self.db
+        return self.db
+
     def start(self) -> None:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "solitaire_race.cli", "serve", "--port", "0", "--secret", TEST_SECRET,
-             "--db", f"sqlite+aiosqlite:///{self.db}", "--daily-solver-nodes", "0", *self.options],
+             "--db", self.db_url, "--daily-solver-nodes", "0", *self.options],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
         self.output = []
@@ -88,8 +96,9 @@ def replayed_view(moves: list[str]) -> dict[str, Any]:
     return game.view(state)
 
 
-async def test_sigkill_mid_race_loses_no_acknowledged_move(tmp_path: Path) -> None:
-    server = Server(tmp_path / "race.sqlite3")
+@ON_BOTH_DATABASES
+async def test_sigkill_mid_race_loses_no_acknowledged_move(database: Database) -> None:
+    server = Server(database.path or database.url)
     server.start()
     racers: list[Client] = []
     try:
@@ -123,7 +132,7 @@ async def test_sigkill_mid_race_loses_no_acknowledged_move(tmp_path: Path) -> No
         for client in racers:
             client.ws.transport.abort()  # the server is gone: no closing handshake to wait for
 
-    server.start()  # the same database file
+    server.start()  # the same database
     try:
         tokens = {c.player["name"]: c.token for c in racers}  # type: ignore[index]
         for name, moves in acked.items():

@@ -1,4 +1,5 @@
-"""Leaderboard queries on a real SQLite store: order, ties, pagination, the viewer's rank."""
+"""Leaderboard queries on a real store, SQLite and PostgreSQL: order, ties, pagination, the
+viewer's rank."""
 
 from __future__ import annotations
 
@@ -9,19 +10,35 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import event
+from sqlalchemy import event, text
 from sqlalchemy.sql import operators
 from sqlalchemy.sql.elements import UnaryExpression
 
 from solitaire_race.store import ResultRecord, Store, hash_token
 from solitaire_race.store.models import Base
 
+from . import databases
+from .conftest import ON_BOTH_DATABASES
+from .databases import Database
+
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
 GAME, DEAL = "cruel", 4242
 
 
+@pytest.fixture(params=databases.KINDS)
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
+    """A store on a SQLite file, and on a PostgreSQL database."""
+    with databases.database(request.param, tmp_path) as db:
+        s = await Store.open(db.url)
+        try:
+            yield s
+        finally:
+            await s.close()
+
+
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[Store]:
+async def sqlite_store(tmp_path: Path) -> AsyncIterator[Store]:
+    """For SQLite's query plans and index lists, read from its file."""
     s = await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'boards.sqlite3'}")
     try:
         yield s
@@ -153,13 +170,14 @@ async def test_players_without_a_win_tie_on_the_win_rate_board(store: Store) -> 
     assert [e.name for e in off.entries] == ["winner", "z1"] and off.me is not None and off.me.rank == 3
 
 
-async def test_all_time_boards_read_their_indexes_in_order(store: Store, tmp_path: Path) -> None:
+async def test_all_time_boards_read_their_indexes_in_order(sqlite_store: Store, tmp_path: Path) -> None:
     """EXPLAIN QUERY PLAN of each all-time board's statement: the page is read from the
     board's covering index in the board's order (with ascending-only indexes, the win-rate
     and wins boards sorted every run of ties in a temporary B-tree), the viewer's rank is
     counted in index ranges (no MULTI-INDEX OR), rows are fetched by rowid, and nothing is
     scanned. The only sort left is the outermost one, of the page's own rows. The database
     is not ANALYZEd, like the server's."""
+    store = sqlite_store
     w = World(store)
     for i in range(6):
         await w.result(f"p{i}", "won" if i % 2 else "stuck", time_ms=60_000 + i, home=20, at=i)
@@ -190,7 +208,7 @@ async def test_all_time_boards_read_their_indexes_in_order(store: Store, tmp_pat
     assert problems == {"fastest": [], "wins": [], "win_rate": []}
 
 
-async def test_migrated_index_columns_and_directions_match_the_models(store: Store, tmp_path: Path) -> None:
+async def test_migrated_index_columns_and_directions_match_the_models(sqlite_store: Store, tmp_path: Path) -> None:
     """Alembic's compare_metadata does not see an index column's direction on SQLite (see
     test_store), so a DESC in models.py without its migration would pass unnoticed there."""
 
@@ -217,12 +235,13 @@ async def test_bad_board_arguments(store: Store) -> None:
         await store.leaderboard("wins", GAME, page=0)
 
 
-def test_cli_prints_boards(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@ON_BOTH_DATABASES
+def test_cli_prints_boards(database: Database, capsys: pytest.CaptureFixture[str]) -> None:
     import asyncio
 
     from solitaire_race.cli import main
 
-    url = f"sqlite+aiosqlite:///{tmp_path / 'cli.sqlite3'}"
+    url = database.url
 
     async def fill() -> None:
         store = await Store.open(url)
@@ -295,11 +314,11 @@ async def test_player_stats_fold_every_result_as_the_rules_say(store: Store, tmp
                     e["best"] = (time_ms, moves, finished)
         await store.finish_race(race.id, finished, results)
 
-    with sqlite3.connect(tmp_path / "boards.sqlite3") as db:
-        rows = db.execute(
+    async with store.engine.connect() as conn:
+        rows = (await conn.execute(text(
             "SELECT p.name, s.games, s.wins, s.win_rate, s.win_moves, s.last_win_at, s.best_time_ms, s.best_moves, s.best_at "
-            "FROM player_stats s JOIN players p ON p.id = s.player_id WHERE s.game = ?", (GAME,)
-        ).fetchall()
+            "FROM player_stats s JOIN players p ON p.id = s.player_id WHERE s.game = :game"), {"game": GAME}
+        )).all()
     micros = lambda t: None if t is None else int((t - datetime(1970, 1, 1, tzinfo=timezone.utc)).total_seconds() * 1_000_000)  # noqa: E731
     got = {r[0]: r[1:] for r in rows}
     want = {

@@ -2,22 +2,21 @@
 races are answered from the store, and lobbies and closing races survive a restart.
 
 Real server (in-process ``App`` or a real ``serve`` process), real websockets on
-127.0.0.1, real SQLite files.
+127.0.0.1, real databases: each test on a SQLite file and on a PostgreSQL database.
 """
 
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from pathlib import Path
-from typing import Any
 
 import pytest
 from websockets.exceptions import ConnectionClosed
 
 from solitaire_race.app import App
 
-from .conftest import TEST_SECRET, Client, make_config
+from .conftest import ON_BOTH_DATABASES, TEST_SECRET, Client, make_config
+from .databases import Database
 from .support import winnable_deal
 from .test_crash import Server, connect
 
@@ -25,9 +24,7 @@ GAME = "cruel"
 DEAL, LINE = winnable_deal(GAME, TEST_SECRET.encode())
 
 
-def query(db: Path, sql: str, *args: Any) -> list[tuple[Any, ...]]:
-    with sqlite3.connect(db) as conn:
-        return conn.execute(sql, args).fetchall()
+pytestmark = ON_BOTH_DATABASES
 
 
 async def await_hello(client: Client, name: str) -> Client:
@@ -57,8 +54,8 @@ async def race_to_the_end(host: Client, *guests: Client) -> str:
     return code
 
 
-async def test_finished_rooms_are_released_when_their_racers_move_on(tmp_path: Path) -> None:
-    app = await App.start(make_config(tmp_path))
+async def test_finished_rooms_are_released_when_their_racers_move_on(tmp_path: Path, database: Database) -> None:
+    app = await App.start(make_config(tmp_path, db_url=database.url))
     ann, bob = await Client.connect(app), await Client.connect(app)
     try:
         await ann.hello("ann")
@@ -94,8 +91,8 @@ async def test_finished_rooms_are_released_when_their_racers_move_on(tmp_path: P
         await app.stop()
 
 
-async def test_a_finished_race_is_answered_after_a_restart(tmp_path: Path) -> None:
-    app = await App.start(make_config(tmp_path))
+async def test_a_finished_race_is_answered_after_a_restart(tmp_path: Path, database: Database) -> None:
+    app = await App.start(make_config(tmp_path, db_url=database.url))
     ann, bob = await Client.connect(app), await Client.connect(app)
     await ann.hello("ann")
     await bob.hello("bob")
@@ -110,7 +107,7 @@ async def test_a_finished_race_is_answered_after_a_restart(tmp_path: Path) -> No
     expected = (await ann.expect("race_finished"))["ranking"]
     await app.stop()
 
-    app = await App.start(make_config(tmp_path))  # the same database file
+    app = await App.start(make_config(tmp_path, db_url=database.url))  # the same database file
     try:
         back = await Client.connect(app)
         await back.hello(token=bob.token)
@@ -121,8 +118,8 @@ async def test_a_finished_race_is_answered_after_a_restart(tmp_path: Path) -> No
         await app.stop()
 
 
-async def test_lobbies_and_countdowns_survive_a_restart(tmp_path: Path) -> None:
-    config = make_config(tmp_path, countdown_s=30.0)
+async def test_lobbies_and_countdowns_survive_a_restart(tmp_path: Path, database: Database) -> None:
+    config = make_config(tmp_path, db_url=database.url, countdown_s=30.0)
     app = await App.start(config)
     ann, bob, cat = [await Client.connect(app) for _ in range(3)]
     for client, name in ((ann, "ann"), (bob, "bob"), (cat, "cat")):
@@ -163,8 +160,8 @@ async def test_lobbies_and_countdowns_survive_a_restart(tmp_path: Path) -> None:
         await app.stop()
 
 
-async def test_a_restored_lobby_lets_go_of_players_who_do_not_return(tmp_path: Path) -> None:
-    config = make_config(tmp_path, leave_grace_s=1.5)
+async def test_a_restored_lobby_lets_go_of_players_who_do_not_return(tmp_path: Path, database: Database) -> None:
+    config = make_config(tmp_path, db_url=database.url, leave_grace_s=1.5)
     app = await App.start(config)
     ann, bob = await Client.connect(app), await Client.connect(app)
     await ann.hello("ann")
@@ -172,7 +169,6 @@ async def test_a_restored_lobby_lets_go_of_players_who_do_not_return(tmp_path: P
     lobby = await create(ann, bob)
     alone = await create(await await_hello(await Client.connect(app), "cat"))
     await app.stop()
-    db = tmp_path / "race.sqlite3"
 
     app = await App.start(config)
     try:
@@ -182,23 +178,22 @@ async def test_a_restored_lobby_lets_go_of_players_who_do_not_return(tmp_path: P
         # ann does not come back: after the grace period bob has the lobby, as its creator.
         room = await back.expect(lambda m: m.get("type") == "room" and len(m["race"]["players"]) == 1)
         assert room["race"]["creator_id"] == bob.player["id"]  # type: ignore[index]
-        assert query(db, "SELECT e.player_id FROM race_entries e JOIN races r ON r.id = e.race_id WHERE r.code = ?", lobby) == [
+        assert await database.query("SELECT e.player_id FROM race_entries e JOIN races r ON r.id = e.race_id WHERE r.code = ?", lobby) == [
             (bob.player["id"],)  # type: ignore[index]
         ]
         for _ in range(200):  # bounded: nobody came back to cat's lobby, so it is deleted
-            if not query(db, "SELECT id FROM races WHERE code = ?", alone):
+            if not await database.query("SELECT id FROM races WHERE code = ?", alone):
                 break
             await asyncio.sleep(0.05)
-        assert query(db, "SELECT id FROM races WHERE code = ?", alone) == [] and alone not in app.races.rooms
+        assert await database.query("SELECT id FROM races WHERE code = ?", alone) == [] and alone not in app.races.rooms
         await back.close()
     finally:
         await app.stop()
 
 
-async def test_a_race_whose_racers_were_all_done_closes_at_once_after_a_crash(tmp_path: Path) -> None:
+async def test_a_race_whose_racers_were_all_done_closes_at_once_after_a_crash(database: Database) -> None:
     """The process dies between the last racer's final log entry and the results commit."""
-    db = tmp_path / "race.sqlite3"
-    server = Server(db)
+    server = Server(database.path or database.url)
     server.start()
     racers: list[Client] = []
     try:
@@ -212,18 +207,16 @@ async def test_a_race_whose_racers_were_all_done_closes_at_once_after_a_crash(tm
         await ann.expect("race_started")
         await bob.expect("race_started")
         assert (await ann.request({"type": "move", "moves": list(LINE[:5])}))["moves"] == 5
-        # A real SQLite failure holds the results back: the process dies before they commit.
-        with sqlite3.connect(db) as conn:
-            conn.execute("CREATE TRIGGER hold BEFORE INSERT ON results BEGIN SELECT RAISE(ABORT, 'held'); END")
+        # A real failure of the database holds the results back: the process dies before they commit.
+        await database.fail_inserts("results", "hold", "held")
         assert (await ann.request({"type": "resign"}))["type"] == "progress"
         assert (await bob.request({"type": "resign"}))["type"] == "progress"
         server.kill()
     finally:
         for client in racers:
             client.ws.transport.abort()
-    assert query(db, "SELECT status FROM races WHERE code = ?", code) == [("running",)]
-    with sqlite3.connect(db) as conn:
-        conn.execute("DROP TRIGGER hold")
+    assert await database.query("SELECT status FROM races WHERE code = ?", code) == [("running",)]
+    await database.drop_trigger("results", "hold")
 
     server.start()
     try:
@@ -235,15 +228,14 @@ async def test_a_race_whose_racers_were_all_done_closes_at_once_after_a_crash(tm
         assert [(r["name"], r["outcome"], r["moves"]) for r in finished["ranking"]] == [
             ("ann", "resigned", 5), ("bob", "resigned", 0)
         ]
-        assert query(db, "SELECT count(*) FROM results r JOIN races c ON c.id = r.race_id WHERE c.code = ?", code) == [(2,)]
+        assert await database.query("SELECT count(*) FROM results r JOIN races c ON c.id = r.race_id WHERE c.code = ?", code) == [(2,)]
         await back.close()
     finally:
         server.stop()
 
 
-async def test_a_lobby_survives_a_crash(tmp_path: Path) -> None:
-    db = tmp_path / "race.sqlite3"
-    server = Server(db)
+async def test_a_lobby_survives_a_crash(database: Database) -> None:
+    server = Server(database.path or database.url)
     server.start()
     ann = await connect(server)
     try:

@@ -1,11 +1,11 @@
-"""Whole races through the real server: real websockets on 127.0.0.1, a real SQLite file."""
+"""Whole races through the real server: real websockets on 127.0.0.1, a real database
+(each test on a SQLite file and on a PostgreSQL database: ``ON_BOTH_DATABASES``)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import re
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -18,20 +18,15 @@ from solitaire_race.engine import Outcome, get_game
 from solitaire_race.gateway import INBOX_HIGH
 from solitaire_race.races import CODE_ALPHABET
 
-from .conftest import TEST_SECRET, Client, http_get, make_config
+from .conftest import ON_BOTH_DATABASES, TEST_SECRET, Client, http_get, make_config
+from .databases import Database
 from .support import searched_line, winnable_deal
 
 GAME = "cruel"
 DEAL, LINE = winnable_deal(GAME, TEST_SECRET.encode())
 
 
-def db_path(app: App) -> Path:
-    return Path(app.config.db_url.split("///", 1)[1])
-
-
-def query(app: App, sql: str, *args: Any) -> list[tuple[Any, ...]]:
-    with sqlite3.connect(db_path(app)) as db:
-        return db.execute(sql, args).fetchall()
+pytestmark = ON_BOTH_DATABASES
 
 
 async def make_race(host: Client, *guests: Client, deal: int = DEAL, game: str = GAME) -> str:
@@ -64,10 +59,10 @@ async def test_http_health_and_client_on_the_same_port(app: App) -> None:
     assert (await http_get(app, "/nope.js"))[0] == 404
 
 
-async def test_identity_token_is_secret_and_hashed(app: App, clients: Any) -> None:
+async def test_identity_token_is_secret_and_hashed(app: App, clients: Any, database: Database) -> None:
     ann = await clients("ann")
     assert ann.token and len(ann.token) >= 22  # ≥128 bits of randomness, url-safe
-    stored = query(app, "SELECT name, token_hash FROM players")
+    stored = await database.query("SELECT name, token_hash FROM players")
     assert stored == [("ann", stored[0][1])] and ann.token not in stored[0][1]
     again = await clients()
     welcome = await again.hello(token=ann.token)
@@ -101,7 +96,7 @@ async def test_join_code_link_and_wrong_code(app: App, clients: Any) -> None:
     assert seen_by_ann["race"]["code"] == room["code"]
 
 
-async def test_two_players_race_to_the_finish(app: App, clients: Any) -> None:
+async def test_two_players_race_to_the_finish(app: App, clients: Any, database: Database) -> None:
     ann, bob = await clients("ann"), await clients("bob")
     code = await make_race(ann, bob)
     refused = await bob.request({"type": "start_race"})
@@ -138,15 +133,14 @@ async def test_two_players_race_to_the_finish(app: App, clients: Any) -> None:
     assert [(r["name"], r["rank"], r["outcome"]) for r in ranking] == [("ann", 1, "won"), ("bob", 2, "resigned")]
 
     # The results were in the database when the finish was announced.
-    rows = query(
-        app,
+    rows = await database.query(
         "SELECT p.name, r.rank, r.outcome, r.moves, r.time_ms, r.move_log FROM results r "
         "JOIN players p ON p.id = r.player_id JOIN races c ON c.id = r.race_id WHERE c.code = ? ORDER BY r.rank",
         code,
     )
     assert [(n, rk, o, m) for n, rk, o, m, _, _ in rows] == [("ann", 1, "won", len(LINE)), ("bob", 2, "resigned", 0)]
     assert rows[0][4] == ranking[0]["time_ms"] and rows[0][5].split("\n") == list(LINE)
-    assert query(app, "SELECT status, game, deal_number FROM races WHERE code = ?", code) == [("finished", GAME, DEAL)]
+    assert await database.query("SELECT status, game, deal_number FROM races WHERE code = ?", code) == [("finished", GAME, DEAL)]
 
 
 async def test_a_stuck_game_is_found_after_its_move_is_answered(app: App, clients: Any) -> None:
@@ -281,8 +275,8 @@ async def test_newer_connection_replaces_the_older(app: App, clients: Any) -> No
     assert (await second.request({"type": "ping"}))["type"] == "pong"
 
 
-async def test_graceful_restart_resumes_running_races(tmp_path: Path) -> None:
-    app = await App.start(make_config(tmp_path))
+async def test_graceful_restart_resumes_running_races(tmp_path: Path, database: Database) -> None:
+    app = await App.start(make_config(tmp_path, db_url=database.url))
     ann, bob = await Client.connect(app), await Client.connect(app)
     await ann.hello("ann")
     await bob.hello("bob")
@@ -293,9 +287,9 @@ async def test_graceful_restart_resumes_running_races(tmp_path: Path) -> None:
     with pytest.raises(ConnectionClosed):
         await ann.expect("never")
     assert ann.ws.close_code == 1012 and "reconnect" in (ann.ws.close_reason or "")
-    assert query(app, "SELECT status FROM races WHERE code = ?", code) == [("running",)]
+    assert await database.query("SELECT status FROM races WHERE code = ?", code) == [("running",)]
 
-    app = await App.start(make_config(tmp_path))  # same database file
+    app = await App.start(make_config(tmp_path, db_url=database.url))  # same database file
     back = await Client.connect(app)
     try:
         await back.hello(token=ann.token)
@@ -310,33 +304,33 @@ async def test_graceful_restart_resumes_running_races(tmp_path: Path) -> None:
     finally:
         await back.close()
         await app.stop()
-    rows = query(app, "SELECT r.outcome FROM results r JOIN races c ON c.id = r.race_id WHERE c.code = ?", code)
+    rows = await database.query("SELECT r.outcome FROM results r JOIN races c ON c.id = r.race_id WHERE c.code = ?", code)
     assert rows == []  # bob has not finished: the race is still running, no results yet
-    logged = query(app, "SELECT count(*) FROM move_log m JOIN races c ON c.id = m.race_id WHERE c.code = ?", code)
+    logged = await database.query("SELECT count(*) FROM move_log m JOIN races c ON c.id = m.race_id WHERE c.code = ?", code)
     assert logged == [(len(LINE),)]  # every move once: nothing lost, nothing duplicated
 
 
-async def test_a_move_whose_log_write_fails_is_not_acknowledged_and_is_logged_with_the_next(tmp_path: Path) -> None:
-    app = await App.start(make_config(tmp_path))
+async def test_a_move_whose_log_write_fails_is_not_acknowledged_and_is_logged_with_the_next(
+    tmp_path: Path, database: Database
+) -> None:
+    app = await App.start(make_config(tmp_path, db_url=database.url))
     ann = await Client.connect(app)
     await ann.hello("ann")
     code = await make_race(ann)
     await start(ann)
     assert (await play(ann, list(LINE[:3])))["applied"] == list(LINE[:3])
-    with sqlite3.connect(db_path(app)) as db:  # a real SQLite failure: every append aborts
-        db.execute("CREATE TRIGGER full_disk BEFORE INSERT ON move_log BEGIN SELECT RAISE(ABORT, 'disk full'); END")
+    await database.fail_inserts("move_log", "full_disk", "disk full")  # a real failure: every append aborts
     failed = await play(ann, [LINE[3]])
     assert failed["type"] == "error" and failed["code"] == "internal_error"
-    with sqlite3.connect(db_path(app)) as db:
-        db.execute("DROP TRIGGER full_disk")
+    await database.drop_trigger("move_log", "full_disk")
     after = await play(ann, [LINE[4]])
     assert after["applied"] == [LINE[4]] and after["moves"] == 5  # the room kept the failed move
     assert any(change[0] == "game" for change in after["changes"])  # the whole view: the client missed one
     seqs = "SELECT m.seq FROM move_log m JOIN races c ON c.id = m.race_id WHERE c.code = ? ORDER BY m.id"
-    assert query(app, seqs, code) == [(0,), (1,), (2,), (3,), (4,)]  # went again, first, with the next move
+    assert await database.query(seqs, code) == [(0,), (1,), (2,), (3,), (4,)]  # went again, first, with the next move
     await app.stop()
 
-    app = await App.start(make_config(tmp_path))  # so the log replays: the race resumes
+    app = await App.start(make_config(tmp_path, db_url=database.url))  # so the log replays: the race resumes
     back = await Client.connect(app)
     try:
         await back.hello(token=ann.token)
@@ -349,12 +343,12 @@ async def test_a_move_whose_log_write_fails_is_not_acknowledged_and_is_logged_wi
         await app.stop()
 
 
-async def test_abandoned_lobby_is_removed(app: App, clients: Any) -> None:
+async def test_abandoned_lobby_is_removed(app: App, clients: Any, database: Database) -> None:
     ann = await clients("ann")
     code = await make_race(ann)
-    assert query(app, "SELECT status FROM races WHERE code = ?", code) == [("open",)]
+    assert await database.query("SELECT status FROM races WHERE code = ?", code) == [("open",)]
     assert (await ann.request({"type": "leave_race"}))["type"] == "left"
-    assert query(app, "SELECT status FROM races WHERE code = ?", code) == []
+    assert await database.query("SELECT status FROM races WHERE code = ?", code) == []
     again = await ann.request({"type": "join_race", "code": code})
     assert again["code"] == "no_such_race"
 
@@ -372,7 +366,7 @@ async def test_edge_frames(app: App, clients: Any, frame: str, code: str) -> Non
     assert (await client.expect("error"))["code"] == code
 
 
-async def test_pipelined_requests_are_answered_in_order(app: App, clients: Any) -> None:
+async def test_pipelined_requests_are_answered_in_order(app: App, clients: Any, database: Database) -> None:
     """Frames sent without waiting are served one at a time, in order: a rejected move or a
     ping (answered at once) never overtakes a move waiting for its log commit, nor a
     request whose handler awaits the store."""
@@ -395,7 +389,7 @@ async def test_pipelined_requests_are_answered_in_order(app: App, clients: Any) 
     assert replies[0]["applied"] == [LINE[0]] and replies[1]["rejected"]["move"] == "9z"
     assert replies[5]["applied"] == [LINE[2], LINE[3]] and replies[5]["moves"] == 4
     seqs = "SELECT m.seq FROM move_log m JOIN races c ON c.id = m.race_id WHERE c.code = ? ORDER BY m.id"
-    assert query(app, seqs, code) == [(0,), (1,), (2,), (3,)]
+    assert await database.query(seqs, code) == [(0,), (1,), (2,), (3,)]
 
 
 async def test_a_message_in_fragments_is_served(app: App, clients: Any) -> None:
@@ -478,8 +472,8 @@ async def test_out_of_range_id_is_not_echoed(app: App, clients: Any) -> None:
     assert reply["code"] == "unknown_type" and "id" not in reply
 
 
-async def test_disconnected_racer_is_left_after_the_configured_grace(tmp_path: Path) -> None:
-    app = await App.start(make_config(tmp_path, leave_grace_s=0.2))
+async def test_disconnected_racer_is_left_after_the_configured_grace(tmp_path: Path, database: Database) -> None:
+    app = await App.start(make_config(tmp_path, db_url=database.url, leave_grace_s=0.2))
     ann, bob = await Client.connect(app), await Client.connect(app)
     try:
         await ann.hello("ann")
@@ -496,11 +490,11 @@ async def test_disconnected_racer_is_left_after_the_configured_grace(tmp_path: P
         await app.stop()
 
 
-async def test_a_race_that_cannot_resume_is_closed_and_the_others_resume(tmp_path: Path) -> None:
+async def test_a_race_that_cannot_resume_is_closed_and_the_others_resume(tmp_path: Path, database: Database) -> None:
     """A running race whose log does not replay (here an illegal move written into it) is
     closed without results at the next start, and logged; the server starts, and the other
     race resumes where it was."""
-    app = await App.start(make_config(tmp_path))
+    app = await App.start(make_config(tmp_path, db_url=database.url))
     ann, bob = await Client.connect(app), await Client.connect(app)
     await ann.hello("ann")
     await bob.hello("bob")
@@ -511,16 +505,15 @@ async def test_a_race_that_cannot_resume_is_closed_and_the_others_resume(tmp_pat
     await start(bob)
     await play(bob, list(LINE[:3]))
     await app.stop()
-    with sqlite3.connect(tmp_path / "race.sqlite3") as db:  # the log of bob's race, corrupted
-        db.execute(
-            "UPDATE move_log SET text = '9>9' WHERE seq = 1 AND race_id = (SELECT id FROM races WHERE code = ?)", (bad,)
-        )
+    await database.query(  # the log of bob's race, corrupted
+        "UPDATE move_log SET text = '9>9' WHERE seq = 1 AND race_id = (SELECT id FROM races WHERE code = ?)", bad
+    )
 
-    app = await App.start(make_config(tmp_path))
+    app = await App.start(make_config(tmp_path, db_url=database.url))
     back = await Client.connect(app)
     try:
-        assert query(app, "SELECT code, status FROM races ORDER BY id") == [(good, "running"), (bad, "finished")]
-        assert query(app, "SELECT count(*) FROM results") == [(0,)]
+        assert await database.query("SELECT code, status FROM races ORDER BY id") == [(good, "running"), (bad, "finished")]
+        assert await database.query("SELECT count(*) FROM results") == [(0,)]
         await back.hello(token=ann.token)
         await back.request({"type": "join_race", "code": good})
         assert (await back.expect("race_started"))["moves"] == 5

@@ -32,7 +32,7 @@ from solitaire_race.store import engines as store_engines
 from .conftest import Client, http_json, make_config
 from .test_crash import DEAL, GAME, LINE, Server, connect
 from .test_store import T0, new_player, new_race, url_for
-from .test_writer import logged
+from .test_writer import logged, sqlite_writer
 
 VOLUME_BYTES = 8 * 1024 * 1024  # room for the database and its WAL, filled up by the tests
 
@@ -88,7 +88,7 @@ async def started_race(server: Server) -> Client:
     await ann.request({"type": "create_race", "game": GAME, "deal": DEAL})
     await ann.request({"type": "start_race"})
     await ann.expect("race_started")
-    await until_started(server.db)
+    await until_started(server.file)
     return ann
 
 
@@ -122,7 +122,7 @@ async def resumed_moves(server: Server, client: Client) -> int:
     back = await connect(server)
     try:
         await back.hello(token=client.token)
-        await back.request({"type": "join_race", "code": race_code(server.db)})
+        await back.request({"type": "join_race", "code": race_code(server.file)})
         resumed = await back.expect("race_started")
         return int(resumed["moves"])
     finally:
@@ -180,7 +180,7 @@ async def test_an_io_error_is_storage_unavailable_until_it_clears(tmp_path: Path
     try:
         ann = await started_race(server)
         assert (await move(ann, 0))["applied"] == [LINE[0]]
-        wal = Path(f"{server.db}-wal").stat().st_size
+        wal = Path(f"{server.file}-wal").stat().st_size
         try:
             resource.prlimit(server.proc.pid, resource.RLIMIT_FSIZE, (wal, resource.RLIM_INFINITY))
         except PermissionError as exc:
@@ -252,7 +252,7 @@ async def test_after_a_full_disk_the_first_commit_gives_the_wal_space_back(small
         grown = Path(f"{db}-wal").stat().st_size
         await store.log_moves(race_id, ann, [(100, "move", "1h", 100)])
         await store._writer.drain()  # the checkpoint that commit started
-        assert store._writer.checkpoints == 1
+        assert sqlite_writer(store).checkpoints == 1
         assert grown > 100 * 4096 and Path(f"{db}-wal").stat().st_size == 0
         assert logged(db, race_id, ann) == list(range(101))
     finally:

@@ -1,4 +1,5 @@
-"""The store against real SQLite files, with the real Alembic migrations (no mocks)."""
+"""The store against real SQLite files and real PostgreSQL databases, with the real Alembic
+migrations (no mocks). The ``store`` fixture runs each test on both."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import AsyncIterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import asyncpg
 import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
@@ -30,6 +32,10 @@ from solitaire_race.store import (
 )
 from solitaire_race.store.migrate import REPO_ROOT, alembic_config
 from solitaire_race.store.models import Base
+
+from . import databases
+from .conftest import ON_BOTH_DATABASES
+from .databases import Database
 
 UTC = timezone.utc
 T0 = datetime(2025, 3, 4, 5, 6, 7, 891011, tzinfo=UTC)
@@ -70,8 +76,18 @@ def result(race_id: int, player_id: int, rank: int, **overrides: object) -> Resu
     return ResultRecord(**fields)  # type: ignore[arg-type]
 
 
+@pytest.fixture(params=databases.KINDS)
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
+    """A store on a new database: a SQLite file, and a PostgreSQL database."""
+    with databases.database(request.param, tmp_path) as db:
+        store = await Store.open(db.url)
+        yield store
+        await store.close()
+
+
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[Store]:
+async def sqlite_store(tmp_path: Path) -> AsyncIterator[Store]:
+    """For what only SQLite has (PRAGMAs, its files)."""
     store = await Store.open(url_for(tmp_path / "race.sqlite3"))
     yield store
     await store.close()
@@ -149,6 +165,93 @@ def test_upgrade_downgrade_upgrade_round_trip(tmp_path: Path) -> None:
             (head_revision(),)
         ]
 
+
+
+async def test_open_migrates_a_new_postgresql_database_to_head(tmp_path: Path) -> None:
+    with databases.database("postgresql", tmp_path, migrated=False) as db:
+        async with await Store.open(db.url) as store:
+            player_id = await new_player(store)
+        assert await db.query("SELECT version_num FROM alembic_version") == [(head_revision(),)]
+        async with await Store.open(db.url) as store:  # second open: nothing to do
+            assert (await store.player(player_id)) is not None
+        tables = {name for (name,) in await db.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
+        assert TABLES <= tables
+
+
+def test_upgrade_downgrade_upgrade_round_trip_on_postgresql(tmp_path: Path) -> None:
+    """The same migrations, both ways, on PostgreSQL (``alembic`` as from the command line)."""
+    with databases.database("postgresql", tmp_path, migrated=False) as db:
+        config = alembic_config(db.url)
+        config.attributes["configure_logger"] = False
+
+        def tables() -> set[str]:
+            rows = asyncio.run(db.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public'"))
+            return {name for (name,) in rows}
+
+        command.upgrade(config, "head")
+        assert TABLES <= tables()
+        command.downgrade(config, "base")
+        assert tables() & TABLES == set()
+        command.upgrade(config, "head")
+        assert TABLES <= tables()
+
+
+def test_the_journal_keeps_its_rows_and_ids_through_the_migrations_on_postgresql(tmp_path: Path) -> None:
+    """On PostgreSQL, 0006 makes the move log a journal (a SERIAL id, in (race, player, seq)
+    order) and sets ``log_from``, 0007 replaces the CHECK in place, 0009 makes the ids
+    BIGINT: the rows and ids stay, the CHECK and foreign keys hold, the sequence goes on
+    after the ids there are, and the downgrade gives 0005's table back."""
+    rows = [(2, 1, 1, "move", "2>f", 20), (1, 1, 0, "move", "1h", 5), (2, 1, 0, "move", "1>f", 10), (2, 2, 0, "resign", "", 30)]
+    with databases.database("postgresql", tmp_path, migrated=False) as db:
+        config = alembic_config(db.url)
+        config.attributes["configure_logger"] = False
+        command.upgrade(config, "0005")
+
+        async def fill() -> None:
+            await db.execute(
+                "INSERT INTO players (id, name, token_hash, created_at) VALUES (1, 'ann', 'h1', 1), (2, 'bob', 'h2', 1)",
+                "INSERT INTO races (id, code, game, deal_number, private, status, created_by, time_limit_s, created_at) VALUES "
+                "(1, 'BCDFGH', 'cruel', 1, true, 'finished', 1, 600, 1), (2, 'BCDFGJ', 'cruel', 1, true, 'running', 1, 600, 1), "
+                "(3, 'BCDFGK', 'cruel', 1, true, 'running', 1, 600, 1)",
+                "INSERT INTO race_entries (race_id, player_id) VALUES (2, 1), (2, 2), (3, 1)",
+                "INSERT INTO move_log VALUES " + ", ".join(f"({r}, {p}, {q}, '{k}', '{t}', {a})" for r, p, q, k, t, a in rows),
+            )
+
+        asyncio.run(fill())
+        command.upgrade(config, "head")
+
+        async def check_head() -> None:
+            assert await db.query("SELECT * FROM move_log ORDER BY id") == [(i + 1, *row) for i, row in enumerate(sorted(rows))]
+            assert await db.query("SELECT id, log_from FROM races ORDER BY id") == [(1, 1), (2, 2), (3, 5)]
+            types = await db.query(
+                "SELECT table_name, column_name, data_type FROM information_schema.columns "
+                "WHERE (table_name, column_name) IN (('move_log', 'id'), ('races', 'log_from')) ORDER BY table_name"
+            )
+            assert types == [("move_log", "id", "bigint"), ("races", "log_from", "bigint")]
+            assert await db.query("SELECT pg_get_serial_sequence('move_log', 'id')") == [("public.move_log_id_seq",)]
+            checks = await db.query("SELECT conname FROM pg_constraint WHERE conrelid = 'move_log'::regclass AND contype = 'c'")
+            assert checks == [("ck_move_log_kind",)]
+            insert = "INSERT INTO move_log (race_id, player_id, seq, kind, text, at_ms) VALUES ({}, 1, 9, '{}', 'x', 0) RETURNING id"
+            assert await db.query(insert.format(2, "move")) == [(5,)]  # after the ids copied in
+            for bad in (insert.format(2, "teleport"), insert.format(7, "move")):  # the CHECK; no race 7
+                with pytest.raises(asyncpg.IntegrityConstraintViolationError):
+                    await db.query(bad)
+            await db.query("DELETE FROM move_log WHERE id = 5")
+
+        asyncio.run(check_head())
+
+        async def resumed() -> dict[int, dict[int, tuple[tuple[int, str, str, int], ...]]]:
+            async with await Store.open(db.url) as store:
+                return {r.race.id: r.logs for r in await store.running_races()}
+
+        assert asyncio.run(resumed()) == {
+            2: {1: ((0, "move", "1>f", 10), (1, "move", "2>f", 20)), 2: ((0, "resign", "", 30),)},
+            3: {1: ()},
+        }
+        command.downgrade(config, "0005")
+        assert asyncio.run(db.query("SELECT * FROM move_log ORDER BY race_id, player_id, seq")) == sorted(rows)
+        command.upgrade(config, "head")
+        assert asyncio.run(db.query("SELECT id, race_id, seq FROM move_log ORDER BY id"))[0] == (1, 1, 0)
 
 
 def test_move_log_becomes_without_rowid_and_keeps_its_rows_and_rules(tmp_path: Path) -> None:
@@ -309,10 +412,28 @@ async def test_running_races_read_their_logs_from_the_journal_tail(store: Store)
     }
 
 
+async def test_an_entry_written_twice_is_resumed_once(store: Store) -> None:
+    """A commit whose answer was lost may have happened (PostgreSQL: the connection dropped
+    during it); the room then writes the same entry again. A restart reads it once; two
+    different entries under one seq are left for the room to refuse."""
+    ann = await new_player(store, "ann")
+    race_id = await new_race(store, created_by=ann)
+    await store.mark_race_started(race_id, T0, [ann])
+    await store.log_moves(race_id, ann, [(0, "move", "1h", 10)])
+    await store.log_moves(race_id, ann, [(0, "move", "1h", 10), (1, "move", "2-3", 20)])  # the first again
+    (running,) = await store.running_races()
+    assert running.logs[ann] == ((0, "move", "1h", 10), (1, "move", "2-3", 20))
+    await store.log_moves(race_id, ann, [(1, "move", "r", 30)])
+    (running,) = await store.running_races()
+    assert [seq for seq, *_ in running.logs[ann]] == [0, 1, 1]
+
+
 # --- connection setup -------------------------------------------------------------------
 
 
-async def test_every_connection_has_wal_and_foreign_keys(store: Store) -> None:
+async def test_every_connection_has_wal_and_foreign_keys(sqlite_store: Store) -> None:
+    store = sqlite_store
+
     async def pragmas() -> tuple[object, ...]:
         async with store.engine.connect() as conn:
             values = []
@@ -327,7 +448,7 @@ async def test_every_connection_has_wal_and_foreign_keys(store: Store) -> None:
 
 async def test_foreign_keys_refuse_a_result_for_an_unknown_race(store: Store) -> None:
     player_id = await new_player(store)
-    with pytest.raises(IntegrityError, match="FOREIGN KEY"):
+    with pytest.raises(IntegrityError, match="(?i)FOREIGN KEY"):
         async with store.engine.begin() as conn:
             await conn.execute(
                 text(
@@ -477,8 +598,9 @@ async def test_interrupted_is_a_valid_outcome(store: Store) -> None:
         await store.finish_race(race_id, T0, [result(race_id, ann, 1, outcome="bogus")])
 
 
-async def test_deal_secret_is_made_once_and_kept(tmp_path: Path) -> None:
-    url = url_for(tmp_path / "race.sqlite3")
+@ON_BOTH_DATABASES
+async def test_deal_secret_is_made_once_and_kept(database: Database) -> None:
+    url = database.url
     async with await Store.open(url) as store:
         secret = await store.deal_secret()
         assert len(secret) == 32

@@ -94,11 +94,15 @@ def upgrade() -> None:
         ["game", "win_rate", "wins", "win_moves", "last_win_at", "player_id", "games"],
     )
     op.create_index("ix_player_stats_games", "player_stats", ["game", "games"])
-    # Stats for results that already exist.
+    # Stats for results that already exist. SQLite sums and averages a comparison (0 or 1);
+    # PostgreSQL's is a boolean, which has no SUM: the same numbers through CASE.
+    won, won_share = "rank_class = 0", "rank_class = 0"
+    if op.get_context().dialect.name != "sqlite":
+        won, won_share = "CASE WHEN rank_class = 0 THEN 1 ELSE 0 END", "CASE WHEN rank_class = 0 THEN 1.0 ELSE 0.0 END"
     op.execute(
         "INSERT INTO player_stats (player_id, game, games, wins, win_rate, win_moves, last_win_at, "
         "best_time_ms, best_moves, best_at) "
-        "SELECT player_id, game, COUNT(*), SUM(rank_class = 0), AVG(rank_class = 0), "
+        f"SELECT player_id, game, COUNT(*), SUM({won}), AVG({won_share}), "
         "COALESCE(SUM(CASE WHEN rank_class = 0 THEN moves END), 0), "
         "MAX(CASE WHEN rank_class = 0 THEN finished_at END), "
         "MIN(CASE WHEN rank_class = 0 THEN time_ms END), NULL, NULL FROM results GROUP BY player_id, game"

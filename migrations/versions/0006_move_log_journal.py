@@ -12,6 +12,10 @@ So move_log becomes a rowid table with no other index, and ``races.log_from``
 (the id its entries start from, set when the race starts) lets a restart read only the
 journal's tail. The (race, player, seq) key no longer constrains the table: the room
 numbers the entries, and a restart refuses a log whose seq skips or repeats.
+
+On PostgreSQL the id is a SERIAL (a sequence, owned by the column; made BIGINT by 0009),
+and the old table's primary key is renamed out of the way first: there an index's name
+(``pk_move_log``) is unique in the schema, not in its table.
 """
 
 from collections.abc import Sequence
@@ -48,6 +52,8 @@ def _move_log(name: str, journal: bool) -> None:
 
 
 def _replace_move_log(journal: bool) -> None:
+    if op.get_context().dialect.name != "sqlite":
+        op.execute("ALTER TABLE move_log RENAME CONSTRAINT pk_move_log TO pk_move_log_old")
     _move_log("move_log_new", journal)
     # Old entries keep their order: each race's, then each player's, in seq order.
     op.execute(f"INSERT INTO move_log_new ({COLUMNS}) SELECT {COLUMNS} FROM move_log ORDER BY race_id, player_id, seq")

@@ -10,6 +10,10 @@ cleared): 0.9 µs of the 2.3 µs a move-log row took to insert, measured, and th
 hot table. ``kind = 'move' OR kind = 'resign' OR kind = 'left'`` is the same rule, at no
 measurable cost. SQLite cannot alter a CHECK, so the table is rebuilt with its rows, their
 ids (``races.log_from`` points at them) and its foreign keys.
+
+PostgreSQL alters a CHECK in place (no IN-list cost to remove there, but the schema is the
+same on both): the constraint is dropped and added again, and the rows, their ids and the
+id's sequence stay as they are.
 """
 
 from collections.abc import Sequence
@@ -47,9 +51,23 @@ def _rebuild_move_log(kind_check: str) -> None:
     op.rename_table("move_log_new", "move_log")
 
 
+def _replace_kind_check(kind_check: str) -> None:
+    if op.get_context().dialect.name == "sqlite":
+        _rebuild_move_log(kind_check)
+        return
+    # 0006 created it as ck_move_log_new_ck_move_log_kind (the naming convention applied to
+    # a name given without op.f(), on the table's temporary name); SQLite's rebuild above
+    # gives it its own name, and so does this.
+    op.execute(
+        "ALTER TABLE move_log DROP CONSTRAINT IF EXISTS ck_move_log_new_ck_move_log_kind, "
+        "DROP CONSTRAINT IF EXISTS ck_move_log_kind"
+    )
+    op.create_check_constraint(op.f("ck_move_log_kind"), "move_log", kind_check)
+
+
 def upgrade() -> None:
-    _rebuild_move_log(KIND_COMPARED)
+    _replace_kind_check(KIND_COMPARED)
 
 
 def downgrade() -> None:
-    _rebuild_move_log(KIND_IN_LIST)
+    _replace_kind_check(KIND_IN_LIST)

@@ -36,7 +36,7 @@ from .queries import Queries
 from .race_clock import RaceClock
 from .races import Races
 from .recovery import recover
-from .store import Store
+from .store import Store, display_url
 
 log = logging.getLogger("solitaire_race")
 
@@ -177,7 +177,7 @@ async def serve(config: Config, loop_name: str = "asyncio") -> None:
     gc.set_threshold(100_000, 10, 10)
     print(
         f"solitaire-race is running: open {app.url}"
-        f" (websocket {app.ws_url}, database {config.db_url}, event loop {loop_name})",
+        f" (websocket {app.ws_url}, database {display_url(config.db_url)}, event loop {loop_name})",
         flush=True,
     )
     try:

@@ -304,10 +304,14 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
 
 
 def cmd_backup(args: argparse.Namespace) -> int:
-    from .store.backup import backup
+    from .store.backup import UsePgDump, backup
 
     url = _db_url(args.db)
-    size = backup(url, Path(args.destination))
+    try:
+        size = backup(url, Path(args.destination))
+    except UsePgDump as exc:
+        print(f"solitaire-race backup: {exc}", file=sys.stderr)
+        return 2
     print(f"backed up {url} to {args.destination} ({size:,} bytes)")
     return 0
 
@@ -418,7 +422,7 @@ def build_parser() -> argparse.ArgumentParser:
     lb.add_argument("--db", help="database URL (default: $SOLITAIRE_RACE_DB, else ./data/solitaire-race.sqlite3)")
     lb.set_defaults(func=cmd_leaderboard)
 
-    bk = sub.add_parser("backup", help="copy the SQLite database while the server runs")
+    bk = sub.add_parser("backup", help="copy the SQLite database while the server runs (PostgreSQL: use pg_dump)")
     bk.add_argument("destination", help="the new file to write")
     bk.add_argument("--db", help="database URL (default: $SOLITAIRE_RACE_DB, else ./data/solitaire-race.sqlite3)")
     bk.set_defaults(func=cmd_backup)

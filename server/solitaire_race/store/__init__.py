@@ -32,6 +32,7 @@ from .errors import (
     StorageUnavailable,
     StoreError,
 )
+from .engines import describe as display_url
 from .store import Store, hash_token
 
 __all__ = [
@@ -60,5 +61,6 @@ __all__ = [
     "StorageUnavailable",
     "Store",
     "StoreError",
+    "display_url",
     "hash_token",
 ]

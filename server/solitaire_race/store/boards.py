@@ -132,7 +132,7 @@ def _stats_filter(board: str, t: Any = S) -> list[ColumnElement[bool]]:
     return where
 
 
-def _ahead(board: str, viewers: Callable[[Any], Any]) -> list[ColumnElement[bool]]:
+def _ahead(board: str, viewers: Callable[[Any], Any], dialect: str = "sqlite") -> list[ColumnElement[bool]]:
     """Rows that rank before the viewer on ``board`` (``viewers(column)``: the viewer's
     value of that column), as disjoint conditions, one per ranking key: the keys before it
     equal to the viewer's and this one strictly better. Each is an equality prefix and one
@@ -144,7 +144,16 @@ def _ahead(board: str, viewers: Callable[[Any], Any]) -> list[ColumnElement[bool
     without a win, who tie at the bottom of the win-rate board. (A NULL ``last_win_at``
     only ever ties with another NULL: players with equal wins either both have one or both
     do not.) The others compare with ``=``, which SQLite always prefers to a range on the
-    same column (unanalyzed, it took ``wins > 0`` over ``wins IS ?``)."""
+    same column (unanalyzed, it took ``wins > 0`` over ``wins IS ?``).
+
+    PostgreSQL cannot search an index with ``IS NOT DISTINCT FROM``: every level after the
+    first then read the whole game's part of the index (145 ms for the fastest board's
+    viewer, a million results). There a tie is ``=``, which gives the same counts: on the
+    fastest board every row has a best time, moves and date (the board's condition), on the
+    wins board a last win (wins > 0), and the viewer's values are those of a row on the
+    board. Only the win-rate board's ``last_win_at`` may be NULL on both sides (no win
+    yet): there the tie is ``=``, or both NULL, after the equal prefix the index narrows
+    to."""
     if board == "fastest":
         keys = [(S.best_time_ms, False), (S.best_moves, False), (S.best_at, False)]
     else:
@@ -154,9 +163,18 @@ def _ahead(board: str, viewers: Callable[[Any], Any]) -> list[ColumnElement[bool
     keys.append((S.player_id, False))
     levels = []
     for i, (column, descending) in enumerate(keys):
-        ties = [c.is_not_distinct_from(viewers(c)) if _nullable(c) else c == viewers(c) for c, _ in keys[:i]]
+        if dialect == "sqlite":
+            ties = [c.is_not_distinct_from(viewers(c)) if _nullable(c) else c == viewers(c) for c, _ in keys[:i]]
+        else:
+            ties = [_pg_tie(board, c, viewers(c)) for c, _ in keys[:i]]
         levels.append(and_(*ties, column > viewers(column) if descending else column < viewers(column)))
     return levels
+
+
+def _pg_tie(board: str, column: Any, value: Any) -> ColumnElement[bool]:
+    if board == "win_rate" and _nullable(column):
+        return or_(column == value, and_(column.is_(None), value.is_(None)))
+    return column == value  # type: ignore[no-any-return]
 
 
 def _nullable(column: Any) -> bool:
@@ -172,18 +190,21 @@ _ANY_ROWID = literal_column("rowid")  # in a subquery with one FROM: that table'
 
 
 @functools.cache
-def _stats_statements(board: str, with_viewer: bool) -> tuple[Select[Any], Select[Any]]:
+def _stats_statements(board: str, with_viewer: bool, dialect: str = "sqlite") -> tuple[Select[Any], Select[Any]]:
     """``stats_board``'s statement and its board-size fallback, built once per board: the
     statement is large, and building it (and SQLAlchemy's cache key for it) on every call
     cost more than SQLite takes to run it. Parameters: ``game``, ``min_games`` (win rate),
-    ``offset``, ``limit`` and ``viewer``."""
+    ``offset``, ``limit`` and ``viewer``. ``dialect``: PostgreSQL has no rowid, so there
+    the page's rows (and the viewer's) are picked by their primary key (``game`` is bound,
+    ``player_id`` read from the board's index); SQLite's statement is the rowid one."""
     where = _stats_filter(board)
     order = _stats_order(board)
-    page_rows = select(_ANY_ROWID).select_from(S).where(*where).order_by(*order)
+    by_key = dialect != "sqlite"
+    page_rows = select(S.player_id if by_key else _ANY_ROWID).select_from(S).where(*where).order_by(*order)
     page_rows = page_rows.offset(bindparam("offset", type_=Integer)).limit(bindparam("limit", type_=Integer))
     total_q = select(func.count()).select_from(S).where(*where).scalar_subquery()
     columns: list[Any] = [S, Player.name, total_q.label("total")]
-    wanted: ColumnElement[bool] = _ROWID.in_(page_rows)
+    wanted: ColumnElement[bool] = S.player_id.in_(page_rows) if by_key else _ROWID.in_(page_rows)
     if with_viewer:
         me = aliased(S)
         is_viewer = (me.game == bindparam("game"), me.player_id == bindparam("viewer"))
@@ -196,10 +217,20 @@ def _stats_statements(board: str, with_viewer: bool) -> tuple[Select[Any], Selec
         # implies the board's condition (a win time; a win); repeated, it is a second range
         # on that column for SQLite to choose, and unanalyzed it chose it over ``wins = ?``.
         ahead_where = where if board == "win_rate" else where[:1]
-        counts = [select(func.count()).select_from(S).where(*ahead_where, level).scalar_subquery() for level in _ahead(board, viewers)]
+        counts = [select(func.count()).select_from(S).where(*ahead_where, level).scalar_subquery() for level in _ahead(board, viewers, dialect)]
         columns.append(sum(counts[1:], counts[0]).label("ahead"))
-        my_row = select(_ANY_ROWID).select_from(me).where(*_stats_filter(board, me), is_viewer[1])
-        wanted = or_(wanted, _ROWID == my_row.scalar_subquery())
+        if by_key:  # and the viewer's row, if it is on the board (``where``, below)
+            # One list of ids, not an OR: PostgreSQL plans ``IN (page) OR player_id = ?`` as a
+            # filter over the whole game's rows (165 ms at a million results); a list of 21
+            # ids is 21 primary-key lookups.
+            page = page_rows.subquery()
+            ids = select(page.c.player_id).union_all(select(bindparam("viewer", type_=Integer)))
+            wanted = S.player_id.in_(ids)
+        else:
+            my_row = select(_ANY_ROWID).select_from(me).where(*_stats_filter(board, me), is_viewer[1])
+            wanted = or_(wanted, _ROWID == my_row.scalar_subquery())
+    if by_key:
+        wanted = and_(*where, wanted)  # the board's rows of the game: (game, player_id) is the key
     statement = select(*columns).join(Player, Player.id == S.player_id).where(wanted).order_by(*order)
     return statement, select(total_q)
 
@@ -211,7 +242,7 @@ async def stats_board(
     covering index, in order), the viewer's row, the board's size and the number of players
     ahead of the viewer (both counted from indexes)."""
     first, last = _window(page, page_size)
-    statement, total_statement = _stats_statements(board, viewer is not None)
+    statement, total_statement = _stats_statements(board, viewer is not None, session.get_bind().dialect.name)
     params: dict[str, Any] = {"game": game, "offset": first - 1, "limit": page_size}
     if board == "win_rate":
         params["min_games"] = min_games

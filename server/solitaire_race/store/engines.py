@@ -1,4 +1,4 @@
-"""Making the database engines, and how every SQLite connection is set up.
+"""Making the database engines, and how every connection is set up (SQLite or PostgreSQL).
 
 Used by ``Store.open`` and by ``migrations/env.py``, so the command line, the migrations
 and the server see identically configured connections.
@@ -15,6 +15,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import ConnectionPoolEntry, NullPool
 
 BUSY_TIMEOUT_MS = 5_000  # how long a write waits for another process's lock (the writer's too)
+PG_CONNECT_TIMEOUT_S = 10  # asyncpg's default is 60 s: a server that cannot be reached says so sooner
+APPLICATION_NAME = "solitaire-race"  # pg_stat_activity.application_name of every connection
 
 
 def sqlite_file(url: URL) -> Path | None:
@@ -25,6 +27,15 @@ def sqlite_file(url: URL) -> Path | None:
     if database in ("", ":memory:") or database.startswith("file:"):
         return None
     return Path(database)
+
+
+def is_postgresql(url: str | URL) -> bool:
+    return make_url(url).get_backend_name() == "postgresql"
+
+
+def describe(url: str | URL) -> str:
+    """The URL for messages and logs: without its password."""
+    return make_url(url).render_as_string(hide_password=True)
 
 
 def ensure_sqlite_directory(url: str | URL) -> None:
@@ -69,12 +80,31 @@ def make_writer_engine(url: str | URL) -> Engine:
     return engine
 
 
+def postgresql_connect_args(application_name: str = APPLICATION_NAME) -> dict[str, Any]:
+    """asyncpg's connection arguments for every PostgreSQL connection of the store.
+
+    JIT compilation is off: the store's statements are short (a leaderboard page reads a
+    few index ranges), and on a large table the planner's cost estimate can switch JIT on,
+    which then spends tens of milliseconds compiling what runs in one."""
+    return {
+        "timeout": PG_CONNECT_TIMEOUT_S,
+        "server_settings": {"application_name": application_name, "jit": "off"},
+    }
+
+
 def make_engine(url: str | URL, **kwargs: Any) -> AsyncEngine:
     """An AsyncEngine for ``url``, with the per-connection SQLite setup when it is SQLite.
 
     Used by ``Store.open`` and by ``migrations/env.py``, so the command line and the server
     see identically configured connections. ``kwargs`` go to ``create_async_engine``.
+
+    On PostgreSQL (``postgresql+asyncpg://``) reads run at REPEATABLE READ: like a SQLite
+    read transaction, a read of several statements sees one snapshot. (The writer's
+    connection runs at READ COMMITTED: ``pg_writer.py``.)
     """
+    if is_postgresql(url):
+        kwargs.setdefault("connect_args", postgresql_connect_args())
+        kwargs.setdefault("isolation_level", "REPEATABLE READ")
     engine = create_async_engine(url, **kwargs)
     if engine.dialect.name == "sqlite":
         event.listen(engine.sync_engine, "connect", _on_sqlite_connect)

@@ -3,7 +3,8 @@
 Owns every exception the rest of the server may catch from the store, and the one place
 that tells a *storage fault* (the database cannot be read or written right now: the disk
 is full, an I/O error, another process held the write lock past the busy timeout, a
-damaged file) from a bug (a broken constraint, bad SQL). A storage fault is not the
+damaged file; on PostgreSQL also the server unreachable, shut down or out of connections)
+from a bug (a broken constraint, bad SQL). A storage fault is not the
 server's mistake and clears when the operator fixes the disk: the service answers it with
 the retryable ``storage_unavailable`` and logs one line, never a traceback.
 """
@@ -82,11 +83,63 @@ _STORAGE_CODES = {
 }
 
 
+# PostgreSQL's SQLSTATEs (https://www.postgresql.org/docs/current/errcodes-appendix.html)
+# that come from the server's state, not from the statement, by class (two characters) or
+# code; the name is the condition's, for the one-line reason. Constraint violations
+# (class 23: 23505 unique_violation, 23503 foreign_key_violation, 23514 check_violation)
+# are not among them: they are ConstraintViolation, the statement's fault.
+_PG_STORAGE_CLASSES = {
+    "08": "connection_exception",
+    "53": "insufficient_resources",
+    "58": "system_error",
+}
+_PG_STORAGE_CODES = {
+    "08000": "connection_exception",
+    "08003": "connection_does_not_exist",
+    "08006": "connection_failure",
+    "25006": "read_only_sql_transaction",  # a standby, or default_transaction_read_only
+    "53100": "disk_full",
+    "53200": "out_of_memory",
+    "53300": "too_many_connections",
+    "55P03": "lock_not_available",  # lock_timeout
+    "57014": "query_canceled",  # statement_timeout, or an operator's pg_cancel_backend
+    "57P01": "admin_shutdown",  # the server is shutting down, or pg_terminate_backend
+    "57P02": "crash_shutdown",
+    "57P03": "cannot_connect_now",  # starting up, or in recovery
+    "58030": "io_error",
+    "XX001": "data_corrupted",
+    "XX002": "index_corrupted",
+}
+
+
+def _postgres_fault(driver: BaseException, error: BaseException) -> str | None:
+    """``storage_fault`` for asyncpg's errors (raw, or as SQLAlchemy's asyncpg dialect
+    adapts them: the same ``sqlstate``) and for the socket's."""
+    code = getattr(driver, "sqlstate", None) or getattr(driver.__cause__, "sqlstate", None)
+    message = (str(driver).split("\n", 1)[0] or type(driver).__name__).strip()
+    if isinstance(code, str):
+        name = _PG_STORAGE_CODES.get(code) or _PG_STORAGE_CLASSES.get(code[:2])
+        return None if name is None else f"{message} (PostgreSQL {code} {name})"
+    cause = driver.__cause__ if driver.__cause__ is not None else driver
+    if isinstance(cause, OSError):  # refused, unreachable, timed out (TimeoutError is an OSError)
+        return f"cannot reach the PostgreSQL server: {message or type(cause).__name__}"
+    lost = isinstance(error, DBAPIError) and error.connection_invalidated
+    if lost or "connection is closed" in message or type(cause).__name__ == "ConnectionDoesNotExistError":
+        return f"the connection to PostgreSQL was lost: {message}"
+    return None
+
+
 def storage_fault(error: BaseException) -> str | None:
     """The one-line reason if ``error`` (the driver's, or SQLAlchemy's wrapping it) is a
-    storage fault, e.g. "database or disk is full (SQLITE_FULL)"; else None."""
+    storage fault, e.g. "database or disk is full (SQLITE_FULL)", or on PostgreSQL
+    "could not extend file ...: No space left on device (PostgreSQL 53100 disk_full)";
+    else None."""
     driver = error.orig if isinstance(error, DBAPIError) else error
     if not isinstance(driver, sqlite3.Error):
+        if driver is None or type(driver).__module__.startswith(("asyncpg", "sqlalchemy.dialects.postgresql")) or (
+            isinstance(driver, OSError)
+        ):
+            return None if driver is None else _postgres_fault(driver, error)
         return None
     code = getattr(driver, "sqlite_errorcode", None)
     if code is None or code & 0xFF not in _STORAGE_CODES:
@@ -119,7 +172,7 @@ def translating(sessions: async_sessionmaker[AsyncSession]) -> Callable[[], Abst
         try:
             async with sessions() as opened:
                 yield opened
-        except DBAPIError as error:
+        except (DBAPIError, OSError) as error:  # OSError: asyncpg could not connect (refused, timed out)
             reason = storage_fault(error)
             if reason is None:
                 raise

@@ -18,6 +18,7 @@ from sqlalchemy import (
     Dialect,
     ForeignKey,
     Index,
+    Integer,
     MetaData,
     String,
     Text,
@@ -74,6 +75,11 @@ class UTCDateTime(TypeDecorator[datetime]):
         return EPOCH + timedelta(microseconds=int(value))
 
 
+# A journal id: BIGINT on PostgreSQL (migration 0009: the move log outgrows 2^31 entries);
+# on SQLite an INTEGER PRIMARY KEY is the rowid, 64 bits already, and BIGINT would not be.
+JournalId = BigInteger().with_variant(Integer(), "sqlite")
+
+
 def _in(values: tuple[str, ...]) -> str:
     return "(" + ", ".join(f"'{v}'" for v in values) + ")"
 
@@ -117,7 +123,7 @@ class Race(Base):
     kind: Mapped[str] = mapped_column(String(8), server_default="race")  # race | daily
     daily_date: Mapped[str | None] = mapped_column(String(10))  # ISO date of a daily attempt
     # No move_log entry of this race has a smaller id: set when it starts (running_races).
-    log_from: Mapped[int | None]
+    log_from: Mapped[int | None] = mapped_column(JournalId)
 
 
 class Result(Base):
@@ -172,7 +178,9 @@ class MoveLog(Base):
     # every row it checks, 0.9 µs of a row's 2.3 µs insert (migration 0007).
     __table_args__ = (CheckConstraint("kind = 'move' OR kind = 'resign' OR kind = 'left'", name="kind"),)
 
-    id: Mapped[int] = mapped_column(primary_key=True)  # SQLite's rowid: the order of commits
+    # SQLite's rowid; on PostgreSQL a BIGINT from a sequence: the order of commits (of
+    # nextval(), precisely: what writes.start_statement relies on is explained there).
+    id: Mapped[int] = mapped_column(JournalId, primary_key=True)
     race_id: Mapped[int] = mapped_column(ForeignKey("races.id"))
     player_id: Mapped[int] = mapped_column(ForeignKey("players.id"))
     seq: Mapped[int]  # 0, 1, 2 ... per player and race

@@ -19,7 +19,7 @@ from typing import Any, Self, TypeVar
 
 from sqlalchemy import Engine, delete, select
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlalchemy.orm import Session
 
@@ -28,11 +28,21 @@ from ..results import RacerOutcome, rank_key
 from . import engines, players
 from .daily import DailyAndBoards
 from .engines import ensure_sqlite_directory, make_engine, make_writer_engine, sqlite_file
-from .errors import CodeTaken, ConstraintViolation, NameTaken, NotFound, store_error, translating
+from .errors import (
+    CodeTaken,
+    ConstraintViolation,
+    DatabaseUnusable,
+    NameTaken,
+    NotFound,
+    storage_fault,
+    store_error,
+    translating,
+)
 from .integrity import check_database_file
-from .lock import ServerLock
+from .lock import PostgresServerLock, ServerLock
 from .migrate import upgrade_to_head
 from .models import DailyAttempt, MoveLog, Player, Race, RaceEntry, Result
+from .pg_writer import PostgresWriter
 from .records import (
     CODE_MAX_LENGTH,
     OUTCOMES,
@@ -63,29 +73,53 @@ def hash_token(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
+def _connect_refused(error: BaseException) -> str | None:
+    """Why PostgreSQL refused the connection itself, for the operator: no such database
+    (SQLSTATE 3D000), or no such role or a wrong password (class 28)."""
+    driver: BaseException | None = error.orig if isinstance(error, DBAPIError) else error
+    if driver is None:
+        return None
+    code = getattr(driver, "sqlstate", None) or getattr(driver.__cause__, "sqlstate", None)
+    if not isinstance(code, str) or not (code == "3D000" or code.startswith("28")):
+        return None
+    message = str(driver).split("\n", 1)[0]
+    if code == "3D000":
+        return f"{message} (create it first, e.g. with createdb; the server makes the tables itself)"
+    return f"{message} (check the user and password in --db)"
+
+
 # --- the store ----------------------------------------------------------------------
 
 
 class Store(DailyAndBoards):
     """Async access to the race database. Open with ``await Store.open(url)``.
 
-    Reads are short transactions on pooled aiosqlite connections, so they run concurrently
+    Reads are short transactions on pooled aiosqlite (or asyncpg) connections, so they run concurrently
     from different tasks (WAL: readers never wait for the writer). Every write is one job
     of the one writer (``writer.py``), one transaction, in the order submitted, run on the
     event loop (or on the writer thread while another process holds SQLite's write lock).
     Write jobs start with their write statement, so they take SQLite's write lock before
-    reading.
+    reading. On PostgreSQL the writer is ``pg_writer.PostgresWriter``: the same jobs, in
+    the same order, carried to the server by a task (a commit there is a round trip).
     """
 
-    def __init__(self, engine: AsyncEngine, writer_engine: Engine, lock: ServerLock | None = None) -> None:
+    def __init__(
+        self, engine: AsyncEngine, writer_engine: Engine | None, lock: ServerLock | PostgresServerLock | None = None
+    ) -> None:
+        """``writer_engine``: SQLite's writer's (``engines.make_writer_engine``); None on
+        PostgreSQL, whose writer uses ``engine`` (``pg_writer.py``)."""
         self._engine = engine
         # expire_on_commit=False: rows are turned into records after commit. Reads see
         # storage faults as StorageUnavailable, like writes.
         self._sessions = translating(async_sessionmaker(engine, expire_on_commit=False))
-        self._writer = Writer(
-            writer_engine, MoveLog.__table__, MOVE_LOG_COLUMNS, self._observe_commit, engines.BUSY_TIMEOUT_MS  # type: ignore[arg-type]
-        )
-        self._lock = lock  # held while this store serves the file (open(serve=True))
+        self._writer: Writer | PostgresWriter
+        if writer_engine is None:
+            self._writer = PostgresWriter(engine, MoveLog.__table__, MOVE_LOG_COLUMNS, self._observe_commit)  # type: ignore[arg-type]
+        else:
+            self._writer = Writer(
+                writer_engine, MoveLog.__table__, MOVE_LOG_COLUMNS, self._observe_commit, engines.BUSY_TIMEOUT_MS  # type: ignore[arg-type]
+            )
+        self._lock = lock  # held while this store serves the database (open(serve=True))
         self.commit_observer: Any = None  # called with (rows, seconds, on_loop) after each move-log commit
 
     async def _write(self, job: Callable[[Session], T]) -> T:
@@ -104,9 +138,14 @@ class Store(DailyAndBoards):
         """Connect, create a SQLite file's directory if needed, and upgrade to head.
 
         Refuses an empty file (``DatabaseUnusable``): opening it would silently make it a
-        new database. ``serve``: for the server, which must be the file's only one: it takes
-        the file's lock first (``lock.py``; ``DatabaseInUse`` while another server holds
-        it), and checks the whole file (``integrity.py``) before anything writes to it."""
+        new database. ``serve``: for the server, which must be the database's only one: it
+        takes the database's lock first (``lock.py``; ``DatabaseInUse`` while another server
+        holds it) and, for a SQLite file, checks the whole file (``integrity.py``) before
+        anything writes to it. A PostgreSQL URL (``postgresql+asyncpg://``) gets the
+        PostgreSQL writer (``pg_writer.py``) and, for ``serve``, an advisory lock; a
+        PostgreSQL server that cannot be reached is ``DatabaseUnusable``, with the reason."""
+        if engines.is_postgresql(url):
+            return await cls._open_postgresql(url, serve)
         ensure_sqlite_directory(url)
         path = sqlite_file(make_url(url))
         lock = ServerLock.acquire(path) if serve and path is not None else None
@@ -127,12 +166,36 @@ class Store(DailyAndBoards):
             raise
         return cls(engine, writer_engine, lock)
 
+    @classmethod
+    async def _open_postgresql(cls, url: str, serve: bool) -> Self:
+        lock: PostgresServerLock | None = None
+        engine = make_engine(url)
+        try:
+            try:
+                if serve:
+                    lock = await PostgresServerLock.acquire(url)
+                await upgrade_to_head(engine)
+            except (OSError, DBAPIError) as error:
+                reason = storage_fault(error) or _connect_refused(error)
+                if reason is None:
+                    raise
+                what = f"cannot use the PostgreSQL database {engines.describe(url)}"
+                raise DatabaseUnusable(f"{what}: {reason}") from error
+        except BaseException:
+            await engine.dispose()
+            if lock is not None:
+                await lock.release()
+            raise
+        return cls(engine, None, lock)
+
     async def close(self) -> None:
         try:
             await self._writer.close()
             await self._engine.dispose()
         finally:
-            if self._lock is not None:  # after the last write: the next server may start
+            if isinstance(self._lock, PostgresServerLock):
+                await self._lock.release()
+            elif self._lock is not None:  # after the last write: the next server may start
                 self._lock.release()
 
     async def __aenter__(self) -> Self:
@@ -327,7 +390,12 @@ class Store(DailyAndBoards):
                     RunningRaceRecord(
                         race=race_record(race),
                         players=tuple((pid, name) for pid, name in players),
-                        logs={pid: tuple(sorted(entries)) for pid, entries in log.items()},  # by seq
+                        # By seq; an entry written twice, identical, counts once: on PostgreSQL
+                        # a commit whose answer was lost (the connection dropped) may have
+                        # happened, and the room writes the same entry again with the racer's
+                        # next move. (SQLite always knows whether a commit happened.) Entries
+                        # that differ under one seq are left for the room to refuse.
+                        logs={pid: tuple(sorted(set(entries))) for pid, entries in log.items()},
                         daily_ranked=ranked is not None,
                     )
                 )

@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from sqlalchemy import Float, and_, bindparam, case, cast, delete, func, insert, or_, select, update
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -20,10 +21,12 @@ from .records import RaceStatus
 
 
 @functools.cache
-def stats_upsert() -> Any:
-    """INSERT a racer's first result of a game, or fold it into their row (built once)."""
+def stats_upsert(dialect: str = "sqlite") -> Any:
+    """INSERT a racer's first result of a game, or fold it into their row (built once per
+    dialect: SQLite's and PostgreSQL's ``INSERT ... ON CONFLICT DO UPDATE`` are the same
+    statement, each built with its dialect's ``insert``)."""
     table = PlayerStats.__table__
-    statement = sqlite_insert(table)
+    statement = postgresql_insert(table) if dialect == "postgresql" else sqlite_insert(table)
     old, new = table.c, statement.excluded
     # A win with no time yet, a faster time, or the same time in fewer moves.
     better = and_(
@@ -62,7 +65,7 @@ def update_stats(session: Session, game: str, rows: Sequence[dict[str, Any]]) ->
             "best_time_ms": row["time_ms"] if won else None, "best_moves": row["moves"] if won else None,
             "best_at": row["finished_at"] if won else None,
         })
-    session.execute(stats_upsert(), values)  # one statement, executed per racer
+    session.execute(stats_upsert(session.get_bind().dialect.name), values)  # one statement, executed per racer
 
 
 class Statements(NamedTuple):
@@ -97,7 +100,14 @@ def _transition_statement(to: RaceStatus, **values: Any) -> Any:
 @functools.cache
 def start_statement() -> Any:
     # Its entries will come after every entry there is: SQLite gives a new row the largest
-    # rowid plus one, and the journal never deletes.
+    # rowid plus one, and the journal never deletes. On PostgreSQL ``move_log.id`` comes
+    # from a sequence (BIGINT, migration 0009), whose nextval() hands out ever larger values
+    # (CACHE 1, the default: no session holds a range of its own), whether or not their
+    # transactions commit. The race's entries are appended only after this transaction
+    # commits (a race's start is saved before any of its moves is logged), so each one's
+    # nextval() comes after every value max(id) can see here: larger, so >= max + 1. Values
+    # of transactions still in flight or rolled back are invisible or gone, and only make
+    # this lower bound lower, never wrong.
     next_entry = select(func.coalesce(func.max(MoveLog.id), 0) + 1).scalar_subquery()
     return _transition_statement("running", started_at=bindparam("started_at", type_=Race.started_at.type), log_from=next_entry)
 
