@@ -7,6 +7,7 @@ import json
 import logging
 import re
 import socket
+import time
 import urllib.request
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -92,6 +93,19 @@ async def test_idle_connection_is_closed(strict: App) -> None:
     with pytest.raises(ConnectionClosed):
         await ann.expect("never", timeout=5)
     assert ann.ws.close_code == 4002
+
+
+@pytest.mark.limits(idle_timeout_s=0.4)
+async def test_a_connection_is_idle_only_once_it_stops_sending(strict: App) -> None:
+    ann = await player(strict, "ann")
+    for _ in range(12):  # three idle periods, a message every quarter of one
+        await asyncio.sleep(0.1)
+        last = time.monotonic()
+        assert (await ann.request({"type": "ping"}))["type"] == "pong"
+    with pytest.raises(ConnectionClosed):
+        await ann.expect("never", timeout=5)
+    assert ann.ws.close_code == 4002
+    assert time.monotonic() - last >= 0.4  # never before the idle timeout
 
 
 @pytest.mark.limits(max_send_buffer=8192, socket_send_buffer=4096, rate_per_s=1e6, rate_burst=10**6, progress_interval_s=0.002)
