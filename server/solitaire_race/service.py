@@ -60,6 +60,9 @@ class Peer(Protocol):
 
     def close(self, code: int, reason: str) -> None: ...
 
+    def refuse(self, code: int, reason: str) -> None:
+        """Close at once, delivering nothing more from this client (abuse)."""
+
     def pause_reading(self) -> None:
         """Stop taking frames from this client for now (flow control)."""
 
@@ -94,7 +97,10 @@ class Session:
     player: PlayerRecord | None = None
     room: Room | None = None
     closed: bool = False
-    refused: int = 0  # messages refused by the rate limit in a row
+    # Messages refused by the rate limit, less ``rate_per_s`` for every second since: a
+    # flood piles them up, a client over the limit now and then never does.
+    refused: float = 0.0
+    refused_at: float = 0.0  # when the last was refused
     busy: bool = False  # a frame is being served: its handler awaits, or its move's log commit
     inbox: list[str | bytes] = field(default_factory=list)  # frames that arrived meanwhile
     paused: bool = False  # the peer stopped reading: the inbox is full
@@ -215,17 +221,9 @@ class RaceService:
         """Serve one frame: at once, or by starting the task that serves it (the session is
         ``busy`` until it is done). Every failure becomes an error message; nothing escapes."""
         self._frames_counted.value += 1
-        if not session.bucket.allow(self.clock()):
-            session.refused += 1
-            self._send_error(
-                session, p.ErrorCode.RATE_LIMITED,
-                f"slow down: at most {self.config.rate_per_s:g} messages per second", p.peek_id(frame),
-            )
-            if session.refused >= self.config.abuse_limit:
-                event(log, "abusive_connection_closed", logging.WARNING, conn=session.id, player=session.player.id if session.player else None)
-                session.peer.close(1008, "too many messages")
+        if not session.bucket.allow(now := self.clock()):
+            self._refuse(session, frame, now)
             return
-        session.refused = 0
         request_id = None
         try:
             request = p.decode(frame)
@@ -238,6 +236,24 @@ class RaceService:
                 self._await(session, self._handlers[type(request)](session, request), request_id)
         except Exception as exc:
             self._fail(session, exc, request_id)
+
+    def _refuse(self, session: Session, frame: str | bytes, now: float) -> None:
+        """A frame over the rate limit: refused, and the connection closed once the refused
+        pile up to ``abuse_limit``. They are counted with a decay, not in a row: a flood that
+        let a token come back before every hundredth refused frame (2,000 a second, by
+        default) was never closed."""
+        rate = self.config.rate_per_s
+        session.refused = max(0.0, session.refused - (now - session.refused_at) * rate) + 1
+        session.refused_at = now
+        self._send_error(session, p.ErrorCode.RATE_LIMITED, f"slow down: at most {rate:g} messages per second", p.peek_id(frame))
+        if session.refused < self.config.abuse_limit:
+            return
+        event(log, "abusive_connection_closed", logging.WARNING, conn=session.id, player=session.player.id if session.player else None)
+        # Nothing more of this connection is served: neither the frames waiting in its inbox
+        # nor any it sent since (the peer delivers none once refused).
+        session.closed = True
+        session.inbox.clear()
+        session.peer.refuse(1008, "too many messages")
 
     def _await(self, session: Session, work: Coroutine[Any, Any, None], request_id: Any) -> None:
         """Serve the rest of a frame in a task; the session's next frames wait for it."""
