@@ -2,8 +2,8 @@
 
 Runs, in order: the engine benchmark (bench/engine.py), the solver benchmark
 (bench/solver.py, when present), the leaderboard benchmark at one million results
-(bench/leaderboard.py), the move-log commit benchmark (bench/move_log.py) and the load benchmark against the raw websockets ceiling
-(bench/load.py). ``--quick`` runs smaller versions of each (a few minutes in all). Every
+(bench/leaderboard.py), the move-log commit benchmark (bench/move_log.py), the load benchmark against the raw websockets ceiling
+(bench/load.py) and the flood benchmark (bench/flood.py). ``--quick`` runs smaller versions of each (a few minutes in all). Every
 benchmark prints its own figures; nothing is asserted.
 """
 
@@ -32,6 +32,7 @@ def main() -> int:
         ("leaderboard", ["leaderboard.py", "--results", "100000" if args.quick else "1000000"]),
         ("move_log", ["move_log.py", "--commits", "100" if args.quick else "600"]),
         ("load", ["load.py", *(["--racers", "100", "--rooms", "2,8", "--seconds", "3"] if args.quick else [])]),
+        ("flood", ["flood.py", "--seconds", "2" if args.quick else "5"]),
     ]
     failed = 0
     for name, cmd in steps:
