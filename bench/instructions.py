@@ -88,6 +88,9 @@ class RacingPeer:
     def close(self, code: int, reason: str) -> None:
         pass
 
+    def refuse(self, code: int, reason: str) -> None:
+        pass
+
     def pause_reading(self) -> None:
         pass
 

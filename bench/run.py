@@ -3,9 +3,10 @@
 Runs, in order: the engine benchmark (bench/engine.py), the solver benchmark
 (bench/solver.py, when present), the leaderboard benchmark at one million results
 (bench/leaderboard.py), the move-log commit benchmark (bench/move_log.py), the load
-benchmark against the raw websockets ceiling (bench/load.py) and the soak (bench/soak.py:
-memory over ten minutes of racing). ``--quick`` runs smaller versions of each (a few
-minutes in all). Every benchmark prints its own figures; nothing is asserted.
+benchmark against the raw websockets ceiling (bench/load.py), the flood benchmark
+(bench/flood.py) and the soak (bench/soak.py: memory over ten minutes of racing).
+``--quick`` runs smaller versions of each (a few minutes in all). Every benchmark prints
+its own figures; nothing is asserted.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ def main() -> int:
         ("move_log", ["move_log.py", "--commits", "100" if args.quick else "600"]),
         ("load", ["load.py", *(["--racers", "100", "--rooms", "2,8", "--seconds", "3"] if args.quick else [])]),
         ("soak", ["soak.py", *(["--racers", "40", "--minutes", "1", "--every", "15"] if args.quick else [])]),
+        ("flood", ["flood.py", "--seconds", "2" if args.quick else "5"]),
     ]
     failed = 0
     for name, cmd in steps:

@@ -208,6 +208,9 @@ class RawWebSocket:
         assert opcode == 0x1, (opcode, payload)
         return payload.decode()
 
+    async def read_texts(self, count: int) -> list[str]:
+        return [await self.read_text() for _ in range(count)]
+
     async def read_until_close(self) -> tuple[list[dict[str, Any]], int | None]:
         """Every message up to the server's close frame, and its close code."""
         messages: list[dict[str, Any]] = []

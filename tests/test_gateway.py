@@ -32,6 +32,8 @@ class ReadingPeer:
 
     def close(self, code: int, reason: str) -> None: ...
 
+    def refuse(self, code: int, reason: str) -> None: ...
+
 
 class Server:
     """Serves frames like the gateway: some at once, some held until ``finish``."""

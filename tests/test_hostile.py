@@ -246,6 +246,11 @@ async def test_head_answers_the_get_headers_without_the_body(app: App, no_traceb
     assert head_headers["content-type"] == headers["content-type"]
 
 
+async def test_the_websocket_path_takes_get_only(app: App, no_tracebacks: None) -> None:
+    status, headers, _ = await raw_http(app, get(b"/ws", b"HEAD"))
+    assert status == 405 and headers["allow"] == "GET"  # websockets' own answer
+
+
 @pytest.mark.parametrize("path", [b"/", b"/leaderboard", b"/join/BCDFGH"])
 async def test_pages_carry_the_security_headers(app: App, path: bytes) -> None:
     status, headers, _ = await raw_http(app, get(path))

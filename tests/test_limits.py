@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import collections
 import json
 import logging
 import re
 import socket
+import time
 import urllib.request
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -19,7 +21,7 @@ from websockets.exceptions import ConnectionClosed
 from solitaire_race.app import App
 from solitaire_race.observe import JsonFormatter
 
-from .conftest import TEST_SECRET, Client, make_config
+from .conftest import TEST_SECRET, Client, RawWebSocket, make_config
 from .support import winnable_deal
 
 
@@ -94,6 +96,19 @@ async def test_idle_connection_is_closed(strict: App) -> None:
     assert ann.ws.close_code == 4002
 
 
+@pytest.mark.limits(idle_timeout_s=0.4)
+async def test_a_connection_is_idle_only_once_it_stops_sending(strict: App) -> None:
+    ann = await player(strict, "ann")
+    for _ in range(12):  # three idle periods, a message every quarter of one
+        await asyncio.sleep(0.1)
+        last = time.monotonic()
+        assert (await ann.request({"type": "ping"}))["type"] == "pong"
+    with pytest.raises(ConnectionClosed):
+        await ann.expect("never", timeout=5)
+    assert ann.ws.close_code == 4002
+    assert time.monotonic() - last >= 0.4  # never before the idle timeout
+
+
 @pytest.mark.limits(
     max_send_buffer=8192, socket_send_buffer=4096, rate_per_s=1e6, rate_burst=10**6, progress_interval_s=0.002
 )
@@ -139,6 +154,93 @@ async def test_a_client_that_stops_reading_is_dropped_and_others_play_on(strict:
             await back.close()
     finally:
         await ann.close()
+
+
+# --- floods: one connection's flood does not hold up the others --------------------------
+
+
+@pytest.mark.limits(rate_per_s=1e12, rate_burst=10**9, max_send_buffer=2**26)  # no limit: every frame is served
+async def test_a_flood_is_served_in_turns_and_others_are_served_meanwhile(strict: App) -> None:
+    """10,000 frames in one write (not JSON: each answered at once, no task in between) are
+    served a few dozen per turn of the event loop (transport.TURN_FRAMES, SLICE_BYTES),
+    so another client's ping, sent once the flood is being served, is served after a few
+    turns' worth of it, not after all of it. Every flood frame is still answered, in order."""
+    gateway = strict.gateway
+    order: list[str] = []  # whose frames the gateway served, in order
+    serve = gateway._serve
+
+    def recording(session: Any, frame: str | bytes) -> None:
+        order.append("probe" if "probe" in str(frame) else "flood")
+        serve(session, frame)
+
+    gateway._serve = recording  # type: ignore[method-assign]  # the connections' frame queues call it
+    flooder, prober = await RawWebSocket.connect(strict), await Client.connect(strict)
+    try:
+        replies = asyncio.create_task(flooder.read_texts(10_000))  # read as they come
+        flooder.send_texts([b"junk"] * 10_000)
+        while "flood" not in order:
+            await asyncio.sleep(0)
+        await prober.send({"type": "ping", "id": "probe"})
+        assert (await prober.expect("pong"))["id"] == "probe"
+        assert order.index("probe") < 1_000, f"the ping was served after {order.index('probe')} flood frames"
+        assert [json.loads(r)["code"] for r in await replies] == ["invalid_json"] * 10_000
+    finally:
+        gateway._serve = serve  # type: ignore[method-assign]
+        flooder.close()
+        await prober.close()
+
+
+@pytest.mark.limits(rate_per_s=5, rate_burst=5, abuse_limit=20)
+async def test_a_flood_is_closed_once_abuse_limit_messages_are_refused(strict: App) -> None:
+    """5,000 pings in one write: the burst is served, abuse_limit are refused, and the
+    connection is closed; none of the rest is served or answered."""
+    ann = await player(strict, "ann")
+    flooder = await RawWebSocket.connect(strict)
+    try:
+        flooder.send_texts([b'{"type": "ping"}'] * 5_000)
+        replies, code = await flooder.read_until_close()
+        assert code == 1008
+        kinds = collections.Counter(r.get("code", r["type"]) for r in replies)
+        assert set(kinds) == {"pong", "rate_limited"}
+        assert kinds["pong"] <= 5 + 1  # the burst (and a token that came back meanwhile)
+        assert kinds["rate_limited"] <= 20 + 1  # the refused count decays meanwhile, by 5 a second
+        assert (await ann.request({"type": "ping"}))["type"] == "pong"
+    finally:
+        flooder.close()
+        await ann.close()
+
+
+@pytest.mark.limits(rate_per_s=5, rate_burst=5, abuse_limit=30)
+async def test_a_steady_flood_is_closed_too(strict: App) -> None:
+    """Ten times the limit, steadily: a token comes back every fifth of a second and lets one
+    message through, so 30 are never refused in a row; the connection is closed all the
+    same, since the refused pile up faster than they are forgiven (5 a second)."""
+    flooder = await RawWebSocket.connect(strict)
+    try:
+        closed = asyncio.create_task(flooder.read_until_close())
+        for _ in range(200):  # 4 s at most
+            if closed.done():
+                break
+            flooder.send_texts([b'{"type": "ping"}'])
+            await asyncio.sleep(0.02)
+        assert (await closed)[1] == 1008
+    finally:
+        flooder.close()
+
+
+@pytest.mark.limits(rate_per_s=10, rate_burst=5, abuse_limit=8)
+async def test_a_client_over_the_limit_now_and_then_is_not_closed(strict: App) -> None:
+    client = await Client.connect(strict)
+    try:
+        for _ in range(3):  # 15 refused in all, never 8 without a pause that forgives them
+            for i in range(10):
+                await client.send({"type": "ping", "id": i})
+            replies = [await client.expect(lambda m, i=i: m.get("id") == i) for i in range(10)]
+            assert 0 < sum(r.get("code") == "rate_limited" for r in replies) < 8
+            await asyncio.sleep(0.8)
+        assert (await client.request({"type": "ping"}))["type"] == "pong"
+    finally:
+        await client.close()
 
 
 def metric(text: str, name: str, **labels: str) -> float:
@@ -209,7 +311,7 @@ def test_histogram_buckets_include_their_bound() -> None:
 
     metrics = Metrics()
     for seconds in (0.0005, 0.0007, 0.001, 2.0):
-        metrics.histograms["solitaire_move_seconds"].observe(seconds)  # as the service does
+        metrics.histograms["solitaire_move_seconds"].observe(seconds)  # as the interpreter does
     text = metrics.render()
     assert metric(text, "solitaire_move_seconds_bucket", le="0.0005") == 1
     assert metric(text, "solitaire_move_seconds_bucket", le="0.001") == 3

@@ -441,6 +441,9 @@ class RecordingPeer:
     def close(self, code: int, reason: str) -> None:
         self.reading.append(f"close {code}")
 
+    def refuse(self, code: int, reason: str) -> None:
+        self.reading.append(f"refuse {code}")
+
     def pause_reading(self) -> None:
         self.reading.append("pause")
 

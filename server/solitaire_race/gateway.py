@@ -41,6 +41,9 @@ class Peer(Protocol):
 
     def close(self, code: int, reason: str) -> None: ...
 
+    def refuse(self, code: int, reason: str) -> None:
+        """Close at once, delivering nothing more from this client (abuse)."""
+
     def pause_reading(self) -> None:
         """Stop taking frames from this client for now (flow control)."""
 
@@ -151,7 +154,10 @@ class Session:
     address: str = ""  # the client's IP address (a proxy's, behind one)
     frames: FrameQueue = field(init=False)
     player: PlayerRecord | None = None
-    refused: int = 0  # messages refused by the rate limit in a row
+    # Messages refused by the rate limit, less ``rate_per_s`` for every second since: a
+    # flood piles them up, a client over the limit now and then never does.
+    refused: float = 0.0
+    refused_at: float = 0.0  # when the last was refused
     task: asyncio.Task[None] | None = None  # the request being awaited, if any
 
 
@@ -249,20 +255,10 @@ class Gateway:
     def _serve(self, session: Session, frame: str | bytes) -> None:
         """Serve one frame: at once, or by holding the session's queue until it is done."""
         self._frames_counted.inc()
-        if not session.bucket.allow(self.clock()):
-            session.refused += 1
-            self._send_error(
-                session, p.ErrorCode.RATE_LIMITED,
-                f"slow down: at most {self.config.rate_per_s:g} messages per second", p.peek_id(frame),
-            )
-            if session.refused >= self.config.abuse_limit:
-                event(
-                    log, "abusive_connection_closed", logging.WARNING,
-                    conn=session.id, player=session.player.id if session.player else None,
-                )
-                session.peer.close(1008, "too many messages")
+        now = self.clock()
+        if not session.bucket.allow(now):
+            self._refuse(session, frame, now)
             return
-        session.refused = 0
         request_id = None
         try:
             request = p.decode(frame)
@@ -285,6 +281,28 @@ class Gateway:
                 self._await(session, self._actions[kind](player, request), request_id)
         except Exception as exc:
             self._fail(session, exc, request_id)
+
+    def _refuse(self, session: Session, frame: str | bytes, now: float) -> None:
+        """A frame over the rate limit: refused, and the connection closed once the refused
+        pile up to ``abuse_limit``. They are counted with a decay, not in a row: a flood that
+        let a token come back before every hundredth refused frame (2,000 a second, by
+        default) was never closed."""
+        rate = self.config.rate_per_s
+        session.refused = max(0.0, session.refused - (now - session.refused_at) * rate) + 1
+        session.refused_at = now
+        self._send_error(
+            session, p.ErrorCode.RATE_LIMITED, f"slow down: at most {rate:g} messages per second", p.peek_id(frame)
+        )
+        if session.refused < self.config.abuse_limit:
+            return
+        event(
+            log, "abusive_connection_closed", logging.WARNING,
+            conn=session.id, player=session.player.id if session.player else None,
+        )
+        # Nothing more of this connection is served: neither the frames waiting in its
+        # queue nor any it sent since (the peer delivers none once refused).
+        session.frames.close()
+        session.peer.refuse(1008, "too many messages")
 
     def _await(self, session: Session, work: Coroutine[Any, Any, None], request_id: Any) -> None:
         """Serve the rest of a frame in a task; the session's next frames wait for it."""

@@ -5,6 +5,11 @@ One port serves both: websocket connections at ``/ws`` (each frame handed to the
 the JSON API under ``/api/`` (``http_api``), ``/metrics`` (Prometheus text), and the static browser client under
 ``client/web/`` (``/`` and ``/join/<code>`` serve its ``index.html``, ``/leaderboard`` its
 ``leaderboard.html``).
+
+It also owns what reaches the gateway from a socket, and how fast: HTTP methods (GET and
+HEAD only), static paths (the client's own files only), fragmented messages (64 frames at
+most), and fairness (what one connection sent at once is served in turns, so that a flood
+does not hold up the others; ``TURN_FRAMES``).
 """
 
 from __future__ import annotations
@@ -53,6 +58,17 @@ _REQUEST_STARTS = tuple(method + b" " for method in METHODS)  # a request line's
 _STATIC_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}")
 _MAX_DEPTH = 4
 MAX_FRAGMENTS = 64  # frames in one message: a message of 64 KiB in one-byte frames is an attack
+# Fairness: what one connection may have served in one turn of the event loop. One read
+# brings up to 256 KiB, tens of thousands of small frames, and websockets parses all it
+# is given at once (~3 µs a frame) before its messages are served (more µs each), so a
+# flood held everyone else up for as long as it took. A read is fed to websockets a slice
+# at a time; once TURN_FRAMES frames (messages, websocket pings...) or TURN_BYTES bytes
+# went through, the rest waits for the loop's next turn (after the other connections'
+# reads), with this connection's reading paused meanwhile. At most TURN_FRAMES +
+# SLICE_BYTES / 6 frames a turn (6 bytes: the smallest frame), about half a millisecond.
+SLICE_BYTES = 512
+TURN_FRAMES = 16
+TURN_BYTES = 16 * 1024
 # Read for every frame: a module constant is read in ~20 ns, ``Opcode.TEXT`` in ~90 ns on
 # CPython 3.11 (measured).
 _TEXT, _BINARY, _CONT = Opcode.TEXT, Opcode.BINARY, Opcode.CONT
@@ -68,15 +84,21 @@ class RaceConnection(ServerConnection):
 
     # Slots: one more key in the connection's big instance dict doubled its size (1.6 KB
     # per connection, measured with tracemalloc).
-    __slots__ = ("deliver", "last_frame", "early", "fragments", "opcode")
+    __slots__ = ("deliver", "active", "quiet_since", "early", "fragments", "opcode", "unread", "held")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.deliver: Callable[[str | bytes], None] | None = None  # set by ``attach``
-        self.last_frame = 0.0  # loop time of the last message (the idle sweep)
+        # For the idle sweep: a message came since the last sweep, and since when a sweep
+        # has seen none. A flag, not the loop's clock: reading the clock for every message
+        # cost ~500 instructions (callgrind, uvloop), 1.4% of the transport's work for a move.
+        self.active = False
+        self.quiet_since = 0.0
         self.early: tuple[str | bytes, ...] = ()  # messages that came before ``attach``
         self.fragments: tuple[bytes | bytearray | memoryview, ...] = ()  # of a message sent in several frames
         self.opcode = _TEXT  # of that message: its first frame's
+        self.unread = b""  # the rest of a read, for the loop's next turn
+        self.held = False  # the gateway asked to stop reading (its frame queue is full)
         # The sans-I/O protocol parses the request with a generator it just started; ours
         # runs first (it takes over the same reader, which has read nothing yet).
         self.protocol.parser = self._screen_method()
@@ -100,10 +122,63 @@ class RaceConnection(ServerConnection):
             yield
         yield from protocol.parse()
 
+    def data_received(self, data: bytes) -> None:
+        # Every read comes here, a move at a time at saturation: kept to a test and a call.
+        if self.unread or len(data) > SLICE_BYTES:
+            self._feed(self.unread + data if self.unread else data)
+        else:
+            _data_received(self, data)  # a message or a few: at once
+
+    def _feed(self, data: bytes) -> None:
+        """Hand ``data`` to websockets a slice at a time, until this turn's budget is spent;
+        then keep the rest for the loop's next turn, not reading meanwhile."""
+        protocol, size, fed, frames = self.protocol, len(data), 0, 0
+        while fed < size and frames < TURN_FRAMES and fed < TURN_BYTES:
+            # Parsed first, to count the frames the slice held (websocket pings too) without
+            # counting every message on the common path; then websockets handles them as
+            # for any read (replies, closing, the events), the slice already in its buffer.
+            protocol.receive_data(data[fed : fed + SLICE_BYTES])
+            frames += len(protocol.events)
+            _data_received(self, b"")
+            fed += SLICE_BYTES
+        # Once this side has ended (a failed connection), websockets discards what comes.
+        self.unread = data[fed:] if not (self.transport.is_closing() or self.protocol.eof_sent) else b""
+        if self.unread:
+            self.loop.call_soon(self._next_turn)
+        self._reading()
+
+    def _next_turn(self) -> None:
+        data, self.unread = self.unread, b""
+        if data and not self.transport.is_closing():  # not lost meanwhile
+            self._feed(data)
+
+    def eof_received(self) -> None:
+        # Reading is paused while a read waits for its next turn, so the end of the stream
+        # cannot come before it; if it ever does, the data goes first.
+        if self.unread:
+            data, self.unread = self.unread, b""
+            _data_received(self, data)
+        super().eof_received()
+
+    def hold(self, held: bool) -> None:
+        """Stop reading (``True``) or read again, for the gateway's flow control."""
+        self.held = held
+        self._reading()
+
+    def _reading(self) -> None:
+        """Read while neither the gateway nor a read waiting for its turn holds it back."""
+        transport = self.transport
+        if transport.is_closing():
+            return
+        if self.held or self.unread:
+            transport.pause_reading()
+        else:
+            transport.resume_reading()
+
     def attach(self, deliver: Callable[[str | bytes], None]) -> None:
         """From now on give every message to ``deliver``, starting with any already here."""
         self.deliver = deliver
-        self.last_frame = self.loop.time()
+        self.quiet_since = self.loop.time()
         early, self.early = self.early, ()
         for message in early:
             deliver(message)
@@ -132,7 +207,7 @@ class RaceConnection(ServerConnection):
             except UnicodeDecodeError as exc:
                 self._fail(CloseCode.INVALID_DATA, f"{exc.reason} at position {exc.start}")
                 return
-        self.last_frame = self.loop.time()
+        self.active = True
         if self.deliver is None:
             self.early += (message,)
             return
@@ -141,10 +216,27 @@ class RaceConnection(ServerConnection):
         except Exception:  # a bug: this message is lost, the connection and the loop carry on
             log.exception("delivering a message failed")
 
-    def _fail(self, code: CloseCode, reason: str) -> None:
-        self.fragments = ()
+    def _fail(self, code: CloseCode | int, reason: str) -> None:
+        """Close at once: the close frame, then the end of the stream. What the client still
+        sends is read only to see its end of the stream (websockets discards it): reading
+        stays paused otherwise, even by the gateway, and the connection never closes."""
+        self.fragments, self.unread, self.held = (), b"", False
         self.protocol.fail(code, reason)
         self.send_data()  # the close frame: data_received sent its output before the events
+        self._reading()
+
+    def refuse(self, code: int, reason: str) -> None:
+        """Close an abusive client at once: no message it sent is delivered any more, and its
+        close frame is not waited for (which would read and parse its flood meanwhile)."""
+        self.deliver = _ignore
+        self._fail(code, reason)
+
+
+_data_received = ServerConnection.data_received  # websockets' own: super() cost ~1,100 instructions a read
+
+
+def _ignore(message: str | bytes) -> None:
+    """``deliver`` of a connection refused for abuse."""
 
 
 class WebSocketPeer:
@@ -154,7 +246,7 @@ class WebSocketPeer:
 
     __slots__ = ("connection", "max_buffer", "on_drop")
 
-    def __init__(self, connection: ServerConnection, max_buffer: int, on_drop: Callable[[], None]) -> None:
+    def __init__(self, connection: RaceConnection, max_buffer: int, on_drop: Callable[[], None]) -> None:
         self.connection = connection
         self.max_buffer = max_buffer
         self.on_drop = on_drop
@@ -172,13 +264,14 @@ class WebSocketPeer:
     def close(self, code: int, reason: str) -> None:
         asyncio.get_running_loop().create_task(self.connection.close(code, reason))
 
+    def refuse(self, code: int, reason: str) -> None:
+        self.connection.refuse(code, reason)
+
     def pause_reading(self) -> None:
-        if not self.connection.transport.is_closing():
-            self.connection.transport.pause_reading()
+        self.connection.hold(True)
 
     def resume_reading(self) -> None:
-        if not self.connection.transport.is_closing():
-            self.connection.transport.resume_reading()
+        self.connection.hold(False)
 
 
 class HttpSite:
@@ -296,15 +389,22 @@ async def start(gateway: Gateway, config: Config) -> Server:
 async def close_idle(server: Server, connections: set[RaceConnection], idle_s: float) -> None:
     """Close connections that sent nothing for ``idle_s`` (code 4002), checking a few times
     per period, until the server has closed. One sweep for all connections: a timeout
-    around every ``recv`` cost ~6% of the server's CPU per move (docs/performance.md)."""
+    around every ``recv`` cost ~6% of the server's CPU per move (docs/performance.md).
+
+    A connection that sent a message since the last sweep is quiet from this sweep on, a
+    little after its message: it is closed between ``idle_s`` and ``idle_s`` plus two
+    sweeps after it (a quarter of the period at most), never before."""
     loop = asyncio.get_running_loop()
     closed = asyncio.ensure_future(server.wait_closed())
     while not closed.done():
-        await asyncio.wait([closed], timeout=min(idle_s / 4, 60.0))
-        cutoff = loop.time() - idle_s
-        for connection in [c for c in connections if c.last_frame <= cutoff]:
-            connections.discard(connection)  # closed once
-            loop.create_task(connection.close(4002, "idle for too long"))
+        await asyncio.wait([closed], timeout=min(idle_s / 8, 60.0))
+        now = loop.time()
+        for connection in list(connections):
+            if connection.active:
+                connection.active, connection.quiet_since = False, now
+            elif now - connection.quiet_since >= idle_s:
+                connections.discard(connection)  # closed once
+                loop.create_task(connection.close(4002, "idle for too long"))
 
 
 def bound_port(server: Server) -> int:
