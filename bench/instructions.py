@@ -105,7 +105,7 @@ async def play(rooms: int, lines: list[tuple[int, list[str]]], db_dir: str, stuc
 
     config = Config(
         host="127.0.0.1", port=0, db_url=f"sqlite+aiosqlite:///{db_dir}/bench.sqlite3", secret=SECRET,
-        countdown_s=0, daily_solver_nodes=0, rate_per_s=1e12, rate_burst=10**9,
+        countdown_s=0, daily_solver_nodes=0, rate_per_s=1e12, rate_burst=10**9, new_players_per_hour=0,
         # No standings during the count: they are sent per room and per 0.1 s of wall time,
         # not per move, so under callgrind's ~100x slowdown they would count time, not moves.
         progress_interval_s=3600.0,
