@@ -20,7 +20,8 @@ def libpq_url(url: str) -> str:
 async def _admin(url: str, sql: str, *args: object) -> object:
     import asyncpg
 
-    admin = await asyncpg.connect(libpq_url(make_url(url).set(database="postgres").render_as_string(hide_password=False)))
+    maintenance = make_url(url).set(database="postgres").render_as_string(hide_password=False)
+    admin = await asyncpg.connect(libpq_url(maintenance))
     try:
         return await admin.fetchval(sql, *args) if sql.startswith("SELECT") else await admin.execute(sql)
     finally:

@@ -29,7 +29,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +42,8 @@ GAMES = list(all_games())
 PLAYERS = 50_000
 DAYS = 365
 POPULAR_DEAL = 777
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-START = datetime(2025, 11, 21, tzinfo=timezone.utc)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+START = datetime(2025, 11, 21, tzinfo=UTC)
 
 
 def micros(moment: datetime) -> int:
@@ -72,13 +72,18 @@ def generate(results: int, seed: int = 1) -> tuple[Rows, Rows, Rows, Rows]:
                 kind = "daily"
             else:
                 day = None
-        deal = (hash((game, day)) & 0xFFFFFFFFFF) if day else (POPULAR_DEAL if rng.random() < 0.005 else rng.randint(1, 200_000))
+        if day:
+            deal = hash((game, day)) & 0xFFFFFFFFFF
+        else:
+            deal = POPULAR_DEAL if rng.random() < 0.005 else rng.randint(1, 200_000)
         won = rng.random() < 0.35
         time_ms = rng.randint(40_000, 1_800_000) if won else rng.randint(5_000, 1_800_000)
         moves = rng.randint(30, 400)
         home = 52 if won else rng.randint(4, 51)
         finished = now + rng.randint(0, DAYS * 86_400) * 1_000_000
-        races.append((race_id, f"C{race_id:09d}", game, deal, 1, player, now, now, finished, "finished", 1800, kind, day))
+        races.append(
+            (race_id, f"C{race_id:09d}", game, deal, 1, player, now, now, finished, "finished", 1800, kind, day)
+        )
         rows.append((race_id, player, "won" if won else "stuck", 1, time_ms, moves, home, 52, "", finished,
                      game, deal, day if kind == "daily" else None, 0 if won else 1, time_ms if won else 52 - home))
         if kind == "daily":
@@ -185,12 +190,16 @@ async def measure(url: str, runs: int) -> dict[str, tuple[float, float]]:
         deep_viewer = fastest.entries[-1].player_id if fastest.entries else None
         queries: dict[str, Callable[[], Awaitable[Any]]] = {
             "daily board, page 1 + own rank": lambda: store.leaderboard("daily", game, date=day, viewer=viewer),
-            "deal board (5k results), page 1 + own rank": lambda: store.leaderboard("deal", game, deal=POPULAR_DEAL, viewer=viewer),
+            "deal board (5k results), page 1 + own rank": lambda: store.leaderboard(
+                "deal", game, deal=POPULAR_DEAL, viewer=viewer
+            ),
             "deal board (typical deal), page 1": lambda: store.leaderboard("deal", game, deal=12345),
             "fastest, page 1 + own rank (deep)": lambda: store.leaderboard("fastest", game, viewer=deep_viewer),
             "fastest, page 100": lambda: store.leaderboard("fastest", game, page=100),
             "most wins, page 1 + own rank (deep)": lambda: store.leaderboard("wins", game, viewer=deep_viewer),
-            "win rate >= 3 games, page 1 + own rank": lambda: store.leaderboard("win_rate", game, min_games=3, viewer=deep_viewer),
+            "win rate >= 3 games, page 1 + own rank": lambda: store.leaderboard(
+                "win_rate", game, min_games=3, viewer=deep_viewer
+            ),
             "profile": lambda: store.profile(deep_viewer or 1),
         }
         return {name: await timed(fn, runs) for name, fn in queries.items()}
@@ -211,7 +220,9 @@ def main(argv: list[str] | None = None) -> dict[str, tuple[float, float]]:
                         "of a new or empty database (created if missing)")
     parser.add_argument("--drop", action="store_true", help="PostgreSQL: drop the database at the end")
     parser.add_argument("--json", help="also write the figures (ms) to this file")
-    parser.add_argument("--no-analyze", action="store_true", help="no ANALYZE after the fill, as on a server's database")
+    parser.add_argument(
+        "--no-analyze", action="store_true", help="no ANALYZE after the fill, as on a server's database"
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         postgresql = databases.is_postgresql(args.db)
@@ -239,7 +250,8 @@ def main(argv: list[str] | None = None) -> dict[str, tuple[float, float]]:
     for name, (median, worst) in figures.items():
         print(f"{name:<46}{median:>10.2f}{worst:>9.2f}")
     if args.json:
-        Path(args.json).write_text(json.dumps({k: {"median_ms": m, "max_ms": w} for k, (m, w) in figures.items()}, indent=2))
+        figures_ms = {k: {"median_ms": m, "max_ms": w} for k, (m, w) in figures.items()}
+        Path(args.json).write_text(json.dumps(figures_ms, indent=2))
     return figures
 
 

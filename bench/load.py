@@ -59,6 +59,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -323,7 +324,8 @@ def solved_deals(count: int, secret: str = SECRET, time_budget_s: float = 0.5) -
     game = get_game(GAME)
     pool: list[tuple[int, list[str]]] = []
     for deal in range(20 * count):  # bounded: ~30% of deals have no line in budget
-        result = solve(game, game.deal(deal, secret.encode()), node_budget=20_000, time_budget_s=time_budget_s, shorten_budget=0)
+        cards = game.deal(deal, secret.encode())
+        result = solve(game, cards, node_budget=20_000, time_budget_s=time_budget_s, shorten_budget=0)
         if result.moves:
             pool.append((deal, list(result.moves)))
             if len(pool) == count:
@@ -341,8 +343,9 @@ async def race_room(
     races = 0
     while True:
         line = pool[(first + races) % len(pool)][1] if pool else None
-        async def play(racer: Racer, pacer: Pacer) -> None:
-            started = await racer.wait(lambda r: r.type == "race_started")
+
+        async def play(racer: Racer, pacer: Pacer, line: list[str] | None) -> None:
+            started = await racer.wait(lambda m: m.type == "race_started")
             player = Player(started.view, rng, line)
             await pacer.wait()
             for _ in range(MOVES_PER_GAME):
@@ -364,7 +367,7 @@ async def race_room(
                 await pacer.wait()
             await racer.request({"type": "resign"})
 
-        await asyncio.gather(*(play(r, p) for r, p in zip(racers, pacers)))
+        await asyncio.gather(*(play(r, p, line) for r, p in zip(racers, pacers, strict=True)))
         ended_by_itself = time.perf_counter() < deadline
         for racer in racers:
             await racer.wait(lambda r: r.type == "race_finished")
@@ -391,7 +394,14 @@ async def echo_racer(racer: Racer, pacer: Pacer, stats: Stats, deadline: float) 
 
 
 async def generate(
-    url: str, kind: str, racers: int, room_size: int, seconds: float, rate: float | None, player: str = "naive", warmup: float = 1.0
+    url: str,
+    kind: str,
+    racers: int,
+    room_size: int,
+    seconds: float,
+    rate: float | None,
+    player: str = "naive",
+    warmup: float = 1.0,
 ) -> dict[str, Any]:
     stats = Stats()
     clients: list[Racer] = []
@@ -429,7 +439,7 @@ async def generate(
             )
         )
     else:
-        await asyncio.gather(*(echo_racer(r, p, stats, deadline) for r, p in zip(clients, pacers)))
+        await asyncio.gather(*(echo_racer(r, p, stats, deadline) for r, p in zip(clients, pacers, strict=True)))
     for racer in clients:
         racer.client.close()
     rtts = sorted(stats.rtts)
@@ -452,8 +462,18 @@ async def generate(
 
 
 def raise_fd_limit() -> None:
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+def pinned_to(cpu: int) -> Callable[[], None]:
+    """A ``preexec_fn``: the child runs on ``cpu`` alone, with the raised file limit."""
+
+    def setup() -> None:
+        os.sched_setaffinity(0, {cpu})
+        raise_fd_limit()
+
+    return setup
 
 
 async def echo_server() -> None:
@@ -503,7 +523,7 @@ def start_server(kind: str, db: Path | str, loop: str = "auto") -> tuple[subproc
                "--secret", SECRET, "--countdown", "0", "--rate-limit", "0", "--new-players-per-hour", "0",
                "--daily-solver-nodes", "0", "--loop", loop]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
-                            preexec_fn=lambda: (os.sched_setaffinity(0, {SERVER_CPU}), raise_fd_limit()))
+                            preexec_fn=pinned_to(SERVER_CPU))
     for _ in range(200):
         line = proc.stdout.readline()  # type: ignore[union-attr]
         if m := re.search(r"websocket (ws://[^\s,]+)", line):
@@ -526,10 +546,19 @@ def warm_up(url: str) -> None:
 
 
 def run_case(
-    kind: str, url: str, server: subprocess.Popen[str], racers: int, room: int, seconds: float, rate: float | None, player: str = "naive"
+    kind: str,
+    url: str,
+    server: subprocess.Popen[str],
+    racers: int,
+    room: int,
+    seconds: float,
+    rate: float | None,
+    player: str = "naive",
 ) -> dict[str, Any]:
-    args = [sys.executable, __file__, "generate", url, kind, str(racers), str(room), str(seconds), str(rate or 0), player]
-    gen = subprocess.Popen(args, stdout=subprocess.PIPE, text=True, preexec_fn=lambda: (os.sched_setaffinity(0, {GENERATOR_CPU}), raise_fd_limit()))
+    args = [
+        sys.executable, __file__, "generate", url, kind, str(racers), str(room), str(seconds), str(rate or 0), player,
+    ]
+    gen = subprocess.Popen(args, stdout=subprocess.PIPE, text=True, preexec_fn=pinned_to(GENERATOR_CPU))
     idle_rss = rss_bytes(server.pid)
     assert gen.stdout is not None
     line = gen.stdout.readline()
@@ -541,7 +570,7 @@ def run_case(
     cpu0, stolen0, t0 = cpu_seconds(server.pid), stolen_seconds(SERVER_CPU), time.perf_counter()
     out, _ = gen.communicate(timeout=seconds + 600)
     cpu1, stolen1, t1 = cpu_seconds(server.pid), stolen_seconds(SERVER_CPU), time.perf_counter()
-    result = json.loads(out.strip().splitlines()[-1])
+    result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
     result["server_cpu"] = (cpu1 - cpu0) / (t1 - t0)
     result["steal"] = (stolen1 - stolen0) / (t1 - t0)
     result["rss_per_racer_kib"] = max(0, busy_rss - idle_rss) / racers / 1024
@@ -550,7 +579,6 @@ def run_case(
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     import databases  # bench/databases.py, beside this script
-
     from solitaire_race.config import EVENT_LOOPS
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -583,14 +611,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
     try:
-        modes = [("saturation", None) if m == "saturation" else (f"{m} moves/s", float(m)) for m in args.modes.split(",")]
+        modes = [
+            ("saturation", None) if m == "saturation" else (f"{m} moves/s", float(m)) for m in args.modes.split(",")
+        ]
     except ValueError:
         parser.error(f"--modes takes 'saturation' and/or rates in moves/s, comma-separated, not {args.modes!r}")
     if any(rate is not None and not 0 < rate <= 1000 for _, rate in modes):
         parser.error("a rate in --modes is in moves per second per racer, above 0 and at most 1000")
     cases = [(n, k) for n in map(int, args.racers.split(",")) for k in map(int, args.rooms.split(","))]
     results: dict[str, Any] = {"cases": []}
-    print(f"{'case':<36}{'server':<7}{'per s':>9}{'p50 µs':>9}{'p99 µs':>9}{'max µs':>10}{'cpu':>6}{'steal':>6}{'gen':>6}{'KiB/racer':>10}{'races':>7}{'ratio':>7}")
+    print(
+        f"{'case':<36}{'server':<7}{'per s':>9}{'p50 µs':>9}{'p99 µs':>9}{'max µs':>10}"
+        f"{'cpu':>6}{'steal':>6}{'gen':>6}{'KiB/racer':>10}{'races':>7}{'ratio':>7}"
+    )
     for mode, rate in modes:
         for racers, room in cases:
             runs: dict[str, list[dict[str, Any]]] = {"echo": [], "race": []}
@@ -602,7 +635,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                         server, url = start_server(kind, args.db or Path(tmp) / "load.sqlite3", args.loop)
                         try:
                             warm_up(url)
-                            runs[kind].append(run_case(kind, url, server, racers, room, args.seconds, rate, args.player))
+                            figures = run_case(kind, url, server, racers, room, args.seconds, rate, args.player)
+                            runs[kind].append(figures)
                         finally:
                             server.send_signal(signal.SIGTERM)
                             server.wait(timeout=30)
@@ -613,12 +647,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 r = row[kind]
                 ratio = f"{row['ratio']:.2f}" if kind == "race" else ""
                 races = f"{r['races_before_deadline']:,.0f}" if kind == "race" else ""  # race turnover within the case
-                print(f"{label if kind == 'echo' else '':<36}{kind:<7}{r['per_s']:>9,.0f}{r['p50_us']:>9,.0f}{r['p99_us']:>9,.0f}"
-                      f"{r['max_us']:>10,.0f}{r['server_cpu']:>6.0%}{r['steal']:>6.1%}{r['generator_cpu']:>6.0%}{r['rss_per_racer_kib']:>10.1f}{races:>7}{ratio:>7}", flush=True)
+                print(
+                    f"{label if kind == 'echo' else '':<36}{kind:<7}"
+                    f"{r['per_s']:>9,.0f}{r['p50_us']:>9,.0f}{r['p99_us']:>9,.0f}{r['max_us']:>10,.0f}"
+                    f"{r['server_cpu']:>6.0%}{r['steal']:>6.1%}{r['generator_cpu']:>6.0%}"
+                    f"{r['rss_per_racer_kib']:>10.1f}{races:>7}{ratio:>7}",
+                    flush=True,
+                )
                 if r["error_count"]:
                     print(f"    {r['error_count']} errors, e.g. {r['errors'][:3]}", flush=True)
             if args.repeat > 1:
-                print(f"    {args.repeat} runs each, medians; pair ratios {', '.join(f'{x:.2f}' for x in row['pair_ratios'])}", flush=True)
+                pair_ratios = ", ".join(f"{x:.2f}" for x in row["pair_ratios"])
+                print(f"    {args.repeat} runs each, medians; pair ratios {pair_ratios}", flush=True)
     if args.db:
         asyncio.run(databases.drop(args.db))
     if args.json:
@@ -639,7 +679,8 @@ def summarise(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
         merged["errors"] = [e for r in results for e in r.get("errors", [])][:20]
         merged["error_count"] = sum(r.get("error_count", 0) for r in results)
         out[kind] = merged
-    out["pair_ratios"] = [r["per_s"] / e["per_s"] if e["per_s"] else float("nan") for e, r in zip(runs["echo"], runs["race"])]
+    pairs = zip(runs["echo"], runs["race"], strict=True)  # main() makes them in pairs
+    out["pair_ratios"] = [r["per_s"] / e["per_s"] if e["per_s"] else float("nan") for e, r in pairs]
     out["ratio"] = statistics.median(out["pair_ratios"])
     return out
 
@@ -661,7 +702,9 @@ if __name__ == "__main__":
         # whole-millisecond grid, so arrivals came in clumps (commits of 1.5-1.9 moves
         # instead of 1.2, p50 0.85-1.24 ms instead of 0.61-0.63 ms, measured).
         with asyncio.Runner(loop_factory=loop_factory("asyncio" if float(rate) else "auto")[1]) as runner:
-            figures = runner.run(generate(url, kind, int(racers), int(room), float(seconds), float(rate) or None, player))
+            figures = runner.run(
+                generate(url, kind, int(racers), int(room), float(seconds), float(rate) or None, player)
+            )
         print(json.dumps(figures))
     else:
         main()

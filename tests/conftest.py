@@ -104,7 +104,7 @@ class Client:
         self.token: str | None = None
 
     @classmethod
-    async def connect(cls, app: App) -> "Client":
+    async def connect(cls, app: App) -> Client:
         return cls(await connect(app.ws_url, open_timeout=TIMEOUT, compression=None))
 
     async def send(self, message: dict[str, Any]) -> None:
@@ -140,7 +140,9 @@ class Client:
                     return message
                 self.inbox.append(message)
 
-    async def expect_progress(self, match: Callable[[dict[str, Any]], bool], timeout: float = TIMEOUT) -> dict[str, Any]:
+    async def expect_progress(
+        self, match: Callable[[dict[str, Any]], bool], timeout: float = TIMEOUT
+    ) -> dict[str, Any]:
         """The first racer progress matching ``match``, from a `standings` frame or a `progress`."""
         msg = await self.expect(lambda m: any(match(r) for r in progress_entries(m)), timeout)
         return next(r for r in progress_entries(msg) if match(r))
@@ -170,7 +172,7 @@ class RawWebSocket:
         self.reader, self.writer = reader, writer
 
     @classmethod
-    async def connect(cls, app: App) -> "RawWebSocket":
+    async def connect(cls, app: App) -> RawWebSocket:
         reader, writer = await asyncio.open_connection("127.0.0.1", app.config.port)
         key = base64.b64encode(os.urandom(16)).decode()
         writer.write(
@@ -247,7 +249,9 @@ async def clients(app: App) -> AsyncIterator[Any]:
         await client.close()
 
 
-def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> dict[str, Callable[[], asyncio.AbstractEventLoop]]:
+def pytest_asyncio_loop_factories(
+    config: pytest.Config, item: pytest.Item
+) -> dict[str, Callable[[], asyncio.AbstractEventLoop]]:
     """Async tests run on uvloop, the server's event loop by default (``app.loop_factory``);
     the server's own tests run on asyncio's loop as well (``serve --loop asyncio``, and
     where uvloop does not exist)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import AsyncIterator
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ from sqlalchemy import event, text
 from sqlalchemy.sql import operators
 from sqlalchemy.sql.elements import UnaryExpression
 
+from solitaire_race.results import RacerOutcome
 from solitaire_race.store import ResultRecord, Store, hash_token
 from solitaire_race.store.models import Base
 
@@ -21,7 +22,7 @@ from . import databases
 from .conftest import ON_BOTH_DATABASES
 from .databases import Database
 
-T0 = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 GAME, DEAL = "cruel", 4242
 
 
@@ -294,16 +295,19 @@ async def test_player_stats_fold_every_result_as_the_rules_say(store: Store, tmp
         racers = rng.sample(names, rng.randint(1, 4))
         pids = [await w.player(n) for n in racers]
         race = await store.create_race(
-            code=f"S{room:05d}", game=GAME, deal_number=room, private=True, created_by=pids[0], time_limit_s=600, now=T0,
+            code=f"S{room:05d}", game=GAME, deal_number=room, private=True, created_by=pids[0], time_limit_s=600,
+            now=T0,
         )
         await store.mark_race_started(race.id, T0, pids)
         finished = T0 + timedelta(minutes=room)
         results = []
-        for rank, (name, pid) in enumerate(zip(racers, pids), start=1):
+        for rank, (name, pid) in enumerate(zip(racers, pids, strict=True), start=1):
             won = rng.random() < 0.5
             time_ms, moves = rng.choice([30_000, 40_000, 40_000]), rng.choice([60, 70])
-            outcome = "won" if won else rng.choice(["stuck", "resigned"])
-            results.append(ResultRecord(race.id, pid, name, outcome, rank, time_ms, moves, 52 if won else 20, 52, ("1>f",) * moves, finished))  # type: ignore[arg-type]
+            outcome = RacerOutcome("won" if won else rng.choice(["stuck", "resigned"]))
+            home = 52 if won else 20
+            log = ("1>f",) * moves
+            results.append(ResultRecord(race.id, pid, name, outcome, rank, time_ms, moves, home, 52, log, finished))
             e = expected.setdefault(name, {"games": 0, "wins": 0, "win_moves": 0, "last_win_at": None, "best": None})
             e["games"] += 1
             if won:
@@ -316,10 +320,14 @@ async def test_player_stats_fold_every_result_as_the_rules_say(store: Store, tmp
 
     async with store.engine.connect() as conn:
         rows = (await conn.execute(text(
-            "SELECT p.name, s.games, s.wins, s.win_rate, s.win_moves, s.last_win_at, s.best_time_ms, s.best_moves, s.best_at "
+            "SELECT p.name, s.games, s.wins, s.win_rate, s.win_moves, s.last_win_at, "
+            "s.best_time_ms, s.best_moves, s.best_at "
             "FROM player_stats s JOIN players p ON p.id = s.player_id WHERE s.game = :game"), {"game": GAME}
         )).all()
-    micros = lambda t: None if t is None else int((t - datetime(1970, 1, 1, tzinfo=timezone.utc)).total_seconds() * 1_000_000)  # noqa: E731
+
+    def micros(t: datetime | None) -> int | None:
+        return None if t is None else int((t - datetime(1970, 1, 1, tzinfo=UTC)).total_seconds() * 1_000_000)
+
     got = {r[0]: r[1:] for r in rows}
     want = {
         name: (

@@ -178,7 +178,8 @@ async def test_a_restored_lobby_lets_go_of_players_who_do_not_return(tmp_path: P
         # ann does not come back: after the grace period bob has the lobby, as its creator.
         room = await back.expect(lambda m: m.get("type") == "room" and len(m["race"]["players"]) == 1)
         assert room["race"]["creator_id"] == bob.player["id"]  # type: ignore[index]
-        assert await database.query("SELECT e.player_id FROM race_entries e JOIN races r ON r.id = e.race_id WHERE r.code = ?", lobby) == [
+        entries = "SELECT e.player_id FROM race_entries e JOIN races r ON r.id = e.race_id WHERE r.code = ?"
+        assert await database.query(entries, lobby) == [
             (bob.player["id"],)  # type: ignore[index]
         ]
         for _ in range(200):  # bounded: nobody came back to cat's lobby, so it is deleted
@@ -228,7 +229,8 @@ async def test_a_race_whose_racers_were_all_done_closes_at_once_after_a_crash(da
         assert [(r["name"], r["outcome"], r["moves"]) for r in finished["ranking"]] == [
             ("ann", "resigned", 5), ("bob", "resigned", 0)
         ]
-        assert await database.query("SELECT count(*) FROM results r JOIN races c ON c.id = r.race_id WHERE c.code = ?", code) == [(2,)]
+        results = "SELECT count(*) FROM results r JOIN races c ON c.id = r.race_id WHERE c.code = ?"
+        assert await database.query(results, code) == [(2,)]
         await back.close()
     finally:
         server.stop()

@@ -37,7 +37,8 @@ def test_one_server_per_postgresql_database(pg_database: Database) -> None:
             capture_output=True, text=True, timeout=60,
         )
         assert second.returncode == 2, second.stderr
-        assert f"solitaire-race serve: the PostgreSQL database {pg_database.url} is in use by another solitaire-race server" in second.stderr
+        in_use = f"the PostgreSQL database {pg_database.url} is in use by another solitaire-race server"
+        assert f"solitaire-race serve: {in_use}" in second.stderr
         assert f"process {first.proc.pid} on " in second.stderr  # type: ignore[union-attr]
         assert "Traceback" not in second.stderr
         # Commands that only read work beside it.
@@ -65,11 +66,15 @@ async def test_the_lock_is_per_database_and_released_on_close(pg_database: Datab
     await again.close()
 
 
-def test_backup_of_a_postgresql_database_says_to_use_pg_dump(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_backup_of_a_postgresql_database_says_to_use_pg_dump(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     url = "postgresql+asyncpg://race:s3cret@db.example:5433/race"
     assert main(["backup", str(tmp_path / "copy.sqlite3"), "--db", url]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("solitaire-race backup: postgresql+asyncpg://race:***@db.example:5433/race is a PostgreSQL database")
+    assert err.startswith(
+        "solitaire-race backup: postgresql+asyncpg://race:***@db.example:5433/race is a PostgreSQL database"
+    )
     assert "pg_dump --format=custom --file=DEST.dump 'postgresql://race@db.example:5433/race'" in err
     assert "pg_restore" in err and "s3cret" not in err and "Traceback" not in err
     assert not (tmp_path / "copy.sqlite3").exists()
@@ -85,11 +90,13 @@ async def test_a_postgresql_database_that_cannot_be_used_is_named_with_the_reaso
 
 
 def test_serve_on_an_unreachable_postgresql_exits_with_a_message() -> None:
+    url = "postgresql+asyncpg://postgres@127.0.0.1:1/race"
     done = subprocess.run(
-        [sys.executable, "-m", "solitaire_race.cli", "serve", "--port", "0", "--db", "postgresql+asyncpg://postgres@127.0.0.1:1/race"],
+        [sys.executable, "-m", "solitaire_race.cli", "serve", "--port", "0", "--db", url],
         capture_output=True, text=True, timeout=60,
     )
     assert done.returncode == 2
-    assert done.stderr.startswith("solitaire-race serve: cannot use the PostgreSQL database postgresql+asyncpg://postgres@127.0.0.1:1/race: "
-                                  "cannot reach the PostgreSQL server"), done.stderr
+    assert done.stderr.startswith(
+        f"solitaire-race serve: cannot use the PostgreSQL database {url}: cannot reach the PostgreSQL server"
+    ), done.stderr
     assert "Traceback" not in done.stderr

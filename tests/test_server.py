@@ -12,9 +12,8 @@ from typing import Any
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from solitaire_race.engine import view_changes
 from solitaire_race.app import App
-from solitaire_race.engine import Outcome, get_game
+from solitaire_race.engine import Outcome, get_game, view_changes
 from solitaire_race.gateway import INBOX_HIGH
 from solitaire_race.races import CODE_ALPHABET
 
@@ -129,7 +128,9 @@ async def test_two_players_race_to_the_finish(app: App, clients: Any, database: 
     await bob.request({"type": "resign"})
     finished = [await c.expect("race_finished") for c in (ann, bob)]
     ranking = finished[0]["ranking"]
-    assert finished[0] == finished[1] | {"id": finished[0].get("id")} or finished[0]["ranking"] == finished[1]["ranking"]
+    assert (
+        finished[0] == finished[1] | {"id": finished[0].get("id")} or finished[0]["ranking"] == finished[1]["ranking"]
+    )
     assert [(r["name"], r["rank"], r["outcome"]) for r in ranking] == [("ann", 1, "won"), ("bob", 2, "resigned")]
 
     # The results were in the database when the finish was announced.
@@ -140,7 +141,8 @@ async def test_two_players_race_to_the_finish(app: App, clients: Any, database: 
     )
     assert [(n, rk, o, m) for n, rk, o, m, _, _ in rows] == [("ann", 1, "won", len(LINE)), ("bob", 2, "resigned", 0)]
     assert rows[0][4] == ranking[0]["time_ms"] and rows[0][5].split("\n") == list(LINE)
-    assert await database.query("SELECT status, game, deal_number FROM races WHERE code = ?", code) == [("finished", GAME, DEAL)]
+    race = await database.query("SELECT status, game, deal_number FROM races WHERE code = ?", code)
+    assert race == [("finished", GAME, DEAL)]
 
 
 async def test_a_stuck_game_is_found_after_its_move_is_answered(app: App, clients: Any) -> None:
@@ -304,9 +306,13 @@ async def test_graceful_restart_resumes_running_races(tmp_path: Path, database: 
     finally:
         await back.close()
         await app.stop()
-    rows = await database.query("SELECT r.outcome FROM results r JOIN races c ON c.id = r.race_id WHERE c.code = ?", code)
+    rows = await database.query(
+        "SELECT r.outcome FROM results r JOIN races c ON c.id = r.race_id WHERE c.code = ?", code
+    )
     assert rows == []  # bob has not finished: the race is still running, no results yet
-    logged = await database.query("SELECT count(*) FROM move_log m JOIN races c ON c.id = m.race_id WHERE c.code = ?", code)
+    logged = await database.query(
+        "SELECT count(*) FROM move_log m JOIN races c ON c.id = m.race_id WHERE c.code = ?", code
+    )
     assert logged == [(len(LINE),)]  # every move once: nothing lost, nothing duplicated
 
 
@@ -373,7 +379,7 @@ async def test_pipelined_requests_are_answered_in_order(app: App, clients: Any, 
     ann, bob = await clients("ann"), await clients("bob")
     code = await make_race(ann, bob)
     await start(ann, bob)
-    batch = [
+    batch: list[dict[str, Any]] = [
         {"type": "move", "moves": [LINE[0]]},
         {"type": "move", "moves": ["9z"]},  # refused: nothing to log
         {"type": "ping"},
@@ -385,7 +391,9 @@ async def test_pipelined_requests_are_answered_in_order(app: App, clients: Any, 
         await ann.send({**message, "id": i})
     replies = [await ann.expect(lambda m, i=i: "id" in m) for i in range(len(batch))]
     assert [r["id"] for r in replies] == [1, 2, 3, 4, 5, 6]
-    assert [r["type"] for r in replies] == ["move_result", "move_result", "pong", "move_result", "leaderboard_page", "move_result"]
+    assert [r["type"] for r in replies] == [
+        "move_result", "move_result", "pong", "move_result", "leaderboard_page", "move_result"
+    ]
     assert replies[0]["applied"] == [LINE[0]] and replies[1]["rejected"]["move"] == "9z"
     assert replies[5]["applied"] == [LINE[2], LINE[3]] and replies[5]["moves"] == 4
     seqs = "SELECT m.seq FROM move_log m JOIN races c ON c.id = m.race_id WHERE c.code = ? ORDER BY m.id"
@@ -515,7 +523,8 @@ async def test_a_race_that_cannot_resume_is_closed_and_the_others_resume(tmp_pat
     app = await App.start(make_config(tmp_path, db_url=database.url))
     back = await Client.connect(app)
     try:
-        assert await database.query("SELECT code, status FROM races ORDER BY id") == [(good, "running"), (bad, "finished")]
+        races = await database.query("SELECT code, status FROM races ORDER BY id")
+        assert races == [(good, "running"), (bad, "finished")]
         assert await database.query("SELECT count(*) FROM results") == [(0,)]
         await back.hello(token=ann.token)
         await back.request({"type": "join_race", "code": good})

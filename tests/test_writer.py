@@ -44,13 +44,15 @@ def sqlite_writer(store: Store) -> writer.Writer:
 def logged(path: Path, race_id: int, player_id: int) -> list[int]:
     """The seqs committed, read by another connection as another process would."""
     with sqlite3.connect(path) as db:
-        rows = db.execute("SELECT seq FROM move_log WHERE race_id = ? AND player_id = ? ORDER BY seq", (race_id, player_id))
+        rows = db.execute(
+            "SELECT seq FROM move_log WHERE race_id = ? AND player_id = ? ORDER BY seq", (race_id, player_id)
+        )
         return [seq for (seq,) in rows]
 
 
 def test_rows_are_built_in_the_tables_column_order() -> None:
     # Every column but the journal's id, which SQLite assigns.
-    assert MOVE_LOG_COLUMNS == tuple(c.name for c in MoveLog.__table__.columns if c.name != "id")
+    assert tuple(c.name for c in MoveLog.__table__.columns if c.name != "id") == MOVE_LOG_COLUMNS
 
 
 async def test_appends_of_one_loop_turn_commit_together_on_the_loop(tmp_path: Path) -> None:
@@ -122,7 +124,8 @@ async def test_a_lock_held_elsewhere_never_blocks_the_loop(tmp_path: Path) -> No
         assert not (append.done() or job.done() or later.done())  # all wait for the lock...
         other.execute("COMMIT")  # ...until it is released
         await append
-        assert await job == 1 and await later is None
+        assert await job == 1
+        await later  # an append has no result
         # The append that met the lock committed on the thread; what queued behind it, back
         # on the loop once that hop was done.
         assert commits == [(1, False), (1, True)]

@@ -391,7 +391,8 @@ class Gateway:
         if not bucket.allow(now):
             raise p.ProtocolError(
                 p.ErrorCode.RATE_LIMITED,
-                f"too many new players from your address (at most {per_hour} an hour): sign in with your token, or try again later",
+                f"too many new players from your address (at most {per_hour} an hour): "
+                "sign in with your token, or try again later",
             )
 
     # --- requests answered with data ---------------------------------------------------

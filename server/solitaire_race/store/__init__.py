@@ -5,22 +5,7 @@ back the frozen records below; schema changes go through Alembic (see docs/datab
 """
 
 from .boards import BOARDS
-from .records import (
-    OUTCOMES,
-    RACE_STATUSES,
-    DailyChallengeRecord,
-    GameStatsRecord,
-    LeaderboardEntry,
-    LeaderboardPage,
-    ProfileRecord,
-    RunningRaceRecord,
-    OpenRaceRecord,
-    FinishedRaceRecord,
-    PlayerRecord,
-    RaceRecord,
-    RaceStatus,
-    ResultRecord,
-)
+from .engines import describe as display_url
 from .errors import (
     CodeTaken,
     ConstraintViolation,
@@ -32,32 +17,47 @@ from .errors import (
     StorageUnavailable,
     StoreError,
 )
-from .engines import describe as display_url
+from .records import (
+    OUTCOMES,
+    RACE_STATUSES,
+    DailyChallengeRecord,
+    FinishedRaceRecord,
+    GameStatsRecord,
+    LeaderboardEntry,
+    LeaderboardPage,
+    OpenRaceRecord,
+    PlayerRecord,
+    ProfileRecord,
+    RaceRecord,
+    RaceStatus,
+    ResultRecord,
+    RunningRaceRecord,
+)
 from .store import Store, hash_token
 
 __all__ = [
     "BOARDS",
-    "DailyChallengeRecord",
-    "GameStatsRecord",
-    "LeaderboardEntry",
-    "LeaderboardPage",
-    "ProfileRecord",
-    "RunningRaceRecord",
-    "OpenRaceRecord",
-    "FinishedRaceRecord",
     "OUTCOMES",
     "RACE_STATUSES",
     "CodeTaken",
     "ConstraintViolation",
+    "DailyChallengeRecord",
     "DatabaseInUse",
     "DatabaseUnusable",
+    "FinishedRaceRecord",
+    "GameStatsRecord",
+    "LeaderboardEntry",
+    "LeaderboardPage",
     "NameTaken",
     "NotFound",
+    "OpenRaceRecord",
     "PlayerRecord",
+    "ProfileRecord",
     "RaceRecord",
     "RaceStateError",
     "RaceStatus",
     "ResultRecord",
+    "RunningRaceRecord",
     "StorageUnavailable",
     "Store",
     "StoreError",

@@ -22,9 +22,9 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import ColumnElement, Integer, Select, and_, bindparam, func, literal_column, or_, select
+from sqlalchemy import ColumnClause, ColumnElement, Integer, Select, and_, bindparam, func, literal_column, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import aliased
+from sqlalchemy.orm import InstrumentedAttribute, aliased
 
 from ..results import BOARDS, RacerOutcome
 from .models import Player, PlayerStats, Result
@@ -78,7 +78,10 @@ async def result_board(
         wanted = or_(wanted, ranked.c.player_id == viewer)
     rows = (
         await session.execute(
-            select(ranked, Player.name).join(Player, Player.id == ranked.c.player_id).where(wanted).order_by(ranked.c.position)
+            select(ranked, Player.name)
+            .join(Player, Player.id == ranked.c.player_id)
+            .where(wanted)
+            .order_by(ranked.c.position)
         )
     ).all()
     total = rows[0].n if rows else await _count_players(session, where)
@@ -154,6 +157,7 @@ def _ahead(board: str, viewers: Callable[[Any], Any], dialect: str = "sqlite") -
     board. Only the win-rate board's ``last_win_at`` may be NULL on both sides (no win
     yet): there the tie is ``=``, or both NULL, after the equal prefix the index narrows
     to."""
+    keys: list[tuple[InstrumentedAttribute[Any], bool]]
     if board == "fastest":
         keys = [(S.best_time_ms, False), (S.best_moves, False), (S.best_at, False)]
     else:
@@ -185,8 +189,8 @@ def _nullable(column: Any) -> bool:
 # database has been ANALYZEd, SQLite can only look them up: given a ``game = ?`` term it
 # may walk the whole board in index order to save sorting a page (unanalyzed, it guesses
 # that an equality on an index matches ten rows).
-_ROWID = literal_column("player_stats.rowid")
-_ANY_ROWID = literal_column("rowid")  # in a subquery with one FROM: that table's rowid
+_ROWID: ColumnClause[int] = literal_column("player_stats.rowid")
+_ANY_ROWID: ColumnClause[int] = literal_column("rowid")  # in a subquery with one FROM: that table's rowid
 
 
 @functools.cache
@@ -217,7 +221,10 @@ def _stats_statements(board: str, with_viewer: bool, dialect: str = "sqlite") ->
         # implies the board's condition (a win time; a win); repeated, it is a second range
         # on that column for SQLite to choose, and unanalyzed it chose it over ``wins = ?``.
         ahead_where = where if board == "win_rate" else where[:1]
-        counts = [select(func.count()).select_from(S).where(*ahead_where, level).scalar_subquery() for level in _ahead(board, viewers, dialect)]
+        counts = [
+            select(func.count()).select_from(S).where(*ahead_where, level).scalar_subquery()
+            for level in _ahead(board, viewers, dialect)
+        ]
         columns.append(sum(counts[1:], counts[0]).label("ahead"))
         if by_key:  # and the viewer's row, if it is on the board (``where``, below)
             # One list of ids, not an OR: PostgreSQL plans ``IN (page) OR player_id = ?`` as a
@@ -228,7 +235,7 @@ def _stats_statements(board: str, with_viewer: bool, dialect: str = "sqlite") ->
             wanted = S.player_id.in_(ids)
         else:
             my_row = select(_ANY_ROWID).select_from(me).where(*_stats_filter(board, me), is_viewer[1])
-            wanted = or_(wanted, _ROWID == my_row.scalar_subquery())
+            wanted = or_(wanted, _ROWID == my_row.scalar_subquery())  # noqa: SIM300 (a column, not a constant)
     if by_key:
         wanted = and_(*where, wanted)  # the board's rows of the game: (game, player_id) is the key
     statement = select(*columns).join(Player, Player.id == S.player_id).where(wanted).order_by(*order)
@@ -263,7 +270,10 @@ async def stats_board(
         rank += 1
     if mine is not None and mine not in entries:
         entries.append(mine)
-    return _page(board, game, entries, int(total or 0), page, page_size, viewer, first, last, min_games=min_games if board == "win_rate" else None)
+    return _page(
+        board, game, entries, int(total or 0), page, page_size, viewer, first, last,
+        min_games=min_games if board == "win_rate" else None,
+    )
 
 
 def _stats_entry(s: PlayerStats, name: str, rank: int) -> LeaderboardEntry:

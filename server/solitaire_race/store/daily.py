@@ -62,7 +62,9 @@ class DailyAndBoards:
 
     async def daily_challenges(self, date: str) -> list[DailyChallengeRecord]:
         async with self._sessions() as session:
-            rows = await session.scalars(select(DailyChallenge).where(DailyChallenge.date == date).order_by(DailyChallenge.game))
+            rows = await session.scalars(
+                select(DailyChallenge).where(DailyChallenge.date == date).order_by(DailyChallenge.game)
+            )
             return [challenge_record(r) for r in rows]
 
     async def claim_daily_attempt(self, game: str, date: str, player_id: int, race_id: int, now: datetime) -> bool:
@@ -120,14 +122,18 @@ class DailyAndBoards:
             player = await session.get(Player, player_id)
             if player is None:
                 return None
-            stats = await session.scalars(select(PlayerStats).where(PlayerStats.player_id == player_id).order_by(PlayerStats.game))
+            stats = await session.scalars(
+                select(PlayerStats).where(PlayerStats.player_id == player_id).order_by(PlayerStats.game)
+            )
             dates = await session.scalars(
                 select(DailyAttempt.date).where(DailyAttempt.player_id == player_id)
                 .group_by(DailyAttempt.date).order_by(DailyAttempt.date.desc()).limit(400)
             )
             return ProfileRecord(
                 player=players.player_record(player),
-                games=tuple(GameStatsRecord(s.game, s.games, s.wins, s.win_rate, s.best_time_ms, s.best_moves) for s in stats),
+                games=tuple(
+                    GameStatsRecord(s.game, s.games, s.wins, s.win_rate, s.best_time_ms, s.best_moves) for s in stats
+                ),
                 daily_dates=tuple(dates),
             )
 

@@ -74,7 +74,9 @@ def make_writer_engine(url: str | URL) -> Engine:
         raise ValueError(f"the store needs a SQLite database file, not {parsed.render_as_string(hide_password=True)!r}")
     # Used on the event loop and, while another process holds the lock, the writer thread:
     # never both at once.
-    engine = create_engine(parsed.set(drivername="sqlite"), poolclass=NullPool, connect_args={"check_same_thread": False})
+    engine = create_engine(
+        parsed.set(drivername="sqlite"), poolclass=NullPool, connect_args={"check_same_thread": False}
+    )
     event.listen(engine, "connect", _on_sqlite_connect)
     event.listen(engine, "begin", _on_sqlite_begin)
     return engine

@@ -57,7 +57,9 @@ def check_database_file(path: Path, *, thorough: bool) -> None:
         problems = _quick_check(path)
         if problems:
             shown = "; ".join(problems[:MAX_PROBLEMS_SHOWN]) + ("; ..." if len(problems) > MAX_PROBLEMS_SHOWN else "")
-            raise DatabaseUnusable(f"the database file {path} is damaged (PRAGMA quick_check: {shown}).\n" + restore_advice(path))
+            raise DatabaseUnusable(
+                f"the database file {path} is damaged (PRAGMA quick_check: {shown}).\n" + restore_advice(path)
+            )
 
 
 def _quick_check(path: Path) -> list[str]:

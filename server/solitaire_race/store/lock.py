@@ -22,15 +22,14 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import sys
 from pathlib import Path
 from typing import Any
 
 from .errors import DatabaseInUse
 
-try:
+if sys.platform != "win32":  # Windows: no flock
     import fcntl
-except ImportError:  # Windows: no flock
-    fcntl = None  # type: ignore[assignment]
 
 log = logging.getLogger("solitaire_race.store")
 
@@ -47,11 +46,11 @@ class ServerLock:
         self._fd = fd
 
     @classmethod
-    def acquire(cls, database: Path) -> "ServerLock":
+    def acquire(cls, database: Path) -> ServerLock:
         """Lock ``database`` for this process, or raise ``DatabaseInUse`` at once (never
         wait: the other server may run for weeks)."""
         path = lock_path(database)
-        if fcntl is None:
+        if sys.platform == "win32":
             log.warning("no flock on this platform: nothing stops a second server on %s", database)
             return cls(path, None)
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)  # not inherited by child processes (PEP 446)
@@ -122,7 +121,8 @@ class PostgresServerLock:
                 holder = None if locked else await conn.scalar(text(
                     "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
                     "WHERE l.locktype = 'advisory' AND l.granted AND l.classid = :a AND l.objid = :b "
-                    "AND l.objsubid = 2 AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+                    "AND l.objsubid = 2 "
+                    "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
                 ), keys)
                 await conn.commit()  # the lock is the session's: it outlives the transaction
             except BaseException:

@@ -8,23 +8,24 @@ SQLite batch migrations need in order to find and alter them later.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
-from typing import Any
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlalchemy import (
     BigInteger,
     CheckConstraint,
-    Float,
     Dialect,
+    Float,
     ForeignKey,
     Index,
     Integer,
     MetaData,
     String,
+    Table,
     Text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
-from sqlalchemy.types import TypeDecorator
+from sqlalchemy.types import TypeDecorator, TypeEngine
 
 from .records import (
     CODE_MAX_LENGTH,
@@ -44,7 +45,7 @@ NAMING_CONVENTION: dict[str, str] = {
     "pk": "pk_%(table_name)s",
 }
 
-EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 
 
@@ -86,7 +87,11 @@ def _in(values: tuple[str, ...]) -> str:
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
-    type_annotation_map = {datetime: UTCDateTime()}
+    type_annotation_map: ClassVar[dict[type[Any], TypeEngine[Any]]] = {datetime: UTCDateTime()}
+
+    if TYPE_CHECKING:
+        # SQLAlchemy types it as any FromClause; every model here maps a table of its own.
+        __table__: ClassVar[Table]
 
 
 class Player(Base):

@@ -114,10 +114,10 @@ class Store(DailyAndBoards):
         self._sessions = translating(async_sessionmaker(engine, expire_on_commit=False))
         self._writer: Writer | PostgresWriter
         if writer_engine is None:
-            self._writer = PostgresWriter(engine, MoveLog.__table__, MOVE_LOG_COLUMNS, self._observe_commit)  # type: ignore[arg-type]
+            self._writer = PostgresWriter(engine, MoveLog.__table__, MOVE_LOG_COLUMNS, self._observe_commit)
         else:
             self._writer = Writer(
-                writer_engine, MoveLog.__table__, MOVE_LOG_COLUMNS, self._observe_commit, engines.BUSY_TIMEOUT_MS  # type: ignore[arg-type]
+                writer_engine, MoveLog.__table__, MOVE_LOG_COLUMNS, self._observe_commit, engines.BUSY_TIMEOUT_MS
             )
         self._lock = lock  # held while this store serves the database (open(serve=True))
         self.commit_observer: Any = None  # called with (rows, seconds, on_loop) after each move-log commit
@@ -460,9 +460,11 @@ class Store(DailyAndBoards):
             game, deal_number = transition(session, finish_statement(), race_id, "running", finished_at=finished)
             ranked = session.scalar(statements().ranked_date, {"race_id": race_id})
             for row in rows:
-                rank_class, sort_primary, _ = rank_key(row["outcome"], row["time_ms"], row["moves"], row["total"] - row["home"])
+                left = row["total"] - row["home"]
+                rank_class, sort_primary, _ = rank_key(row["outcome"], row["time_ms"], row["moves"], left)
                 row.update(
-                    game=game, deal_number=deal_number, daily_date=ranked, rank_class=rank_class, sort_primary=sort_primary
+                    game=game, deal_number=deal_number, daily_date=ranked,
+                    rank_class=rank_class, sort_primary=sort_primary,
                 )
             try:
                 if rows:

@@ -157,7 +157,7 @@ class Writer:
 
     def _to_thread(self, work: Rows | Job | _Checkpoint, done: Done) -> None:
         # Appends waiting for the loop's turn were submitted first: they keep their place.
-        self._queue += self._pending  # type: ignore[arg-type]
+        self._queue += self._pending
         self._pending = []
         self._queue.append((work, done))
         self._start_flusher()
@@ -176,7 +176,7 @@ class Writer:
         if len(outcomes) < len(batch):  # queued before the callers are told: their next writes go behind
             self._queue = batch[len(outcomes) :] + self._queue
             self._start_flusher()
-        self._settle(zip(batch, outcomes))
+        self._settle(zip(batch, outcomes, strict=False))  # outcomes: the batch's head, the rest queued above
         self._committed(commits, jobs, on_loop=True)
 
     async def _flush(self) -> None:
@@ -186,7 +186,9 @@ class Writer:
             items = [work for work, _ in batch]
             self._hopping = True
             try:
-                outcomes, commits, jobs = await loop.run_in_executor(self._thread, self._work, items, self._busy_timeout_ms)
+                outcomes, commits, jobs = await loop.run_in_executor(
+                    self._thread, self._work, items, self._busy_timeout_ms
+                )
             except Exception as exc:  # the thread itself failed (shut down, out of memory)
                 outcomes, commits, jobs = [(exc, None)] * len(batch), [], 0
             finally:
@@ -195,7 +197,7 @@ class Writer:
             # hop, while it is queued; once that has run (below), to the loop's next turn.
             # (Sent to the thread instead, the loop's next writes followed them there, hop
             # after hop, for as long as callers kept writing: measured.)
-            self._settle(zip(batch, outcomes))
+            self._settle(zip(batch, outcomes, strict=True))  # with a busy timeout, every item has one
             self._committed(commits, jobs, on_loop=False)
             if self._queue:
                 # What queued meanwhile runs here, on the loop, at once: on the thread, a busy
@@ -308,7 +310,12 @@ class Writer:
                 if not busy_timeout_ms and _is_busy(outcome[0]):
                     break  # this and the rest wait on the thread
                 error = outcome[0]
-                if error is not None and not isinstance(item, _Checkpoint) and not _is_busy(error) and storage_fault(error):
+                if (
+                    error is not None
+                    and not isinstance(item, _Checkpoint)
+                    and not _is_busy(error)
+                    and storage_fault(error)
+                ):
                     self._disk_failed = True  # see _committed
                 outcomes += [outcome] * (j - i)  # every waiter of a batch of appends learns its fate
                 i = j
@@ -462,4 +469,6 @@ def resolve(future: asyncio.Future[Any], error: BaseException | None, value: Any
 
 def _is_busy(error: BaseException | None) -> bool:
     orig = getattr(error, "orig", error)
-    return isinstance(orig, sqlite3.OperationalError) and getattr(orig, "sqlite_errorname", "") in ("SQLITE_BUSY", "SQLITE_LOCKED")
+    if not isinstance(orig, sqlite3.OperationalError):
+        return False
+    return getattr(orig, "sqlite_errorname", "") in ("SQLITE_BUSY", "SQLITE_LOCKED")

@@ -109,7 +109,8 @@ def start_statement() -> Any:
     # of transactions still in flight or rolled back are invisible or gone, and only make
     # this lower bound lower, never wrong.
     next_entry = select(func.coalesce(func.max(MoveLog.id), 0) + 1).scalar_subquery()
-    return _transition_statement("running", started_at=bindparam("started_at", type_=Race.started_at.type), log_from=next_entry)
+    started_at = bindparam("started_at", type_=Race.started_at.type)
+    return _transition_statement("running", started_at=started_at, log_from=next_entry)
 
 
 @functools.cache
