@@ -12,6 +12,8 @@ run: $(STAMP)
 	$(VENV)/bin/solitaire-race serve $(ARGS)
 
 test: $(TEST_STAMP) $(CHROMIUM)
+	$(VENV)/bin/ruff check server tests bench
+	$(VENV)/bin/mypy
 	CHROMIUM=$(CHROMIUM) $(VENV)/bin/python -m pytest $(PYTEST_ARGS)
 
 bench: $(TEST_STAMP)
@@ -31,5 +33,5 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 $(TEST_STAMP): $(STAMP)
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,lint]'
 	touch $(TEST_STAMP)

@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from load import GENERATOR_CPU, SERVER_CPU, WsClient, raise_fd_limit, ws_connect, warm_up
+from load import GENERATOR_CPU, SERVER_CPU, WsClient, pinned_to, warm_up, ws_connect
 
 PROBE_INTERVAL_S = 0.1  # per prober: 10 pings a second, half the default rate limit
 FLOOD_TIMEOUT_S = 10.0  # a flooder the server never closes is given up after this long
@@ -65,13 +65,14 @@ class Flooder(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
         key = base64.b64encode(os.urandom(16)).decode()
         head = (f"GET /ws HTTP/1.1\r\nHost: {self.host}:{self.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n")
         self.sent_at = time.perf_counter()
         # The handshake and the flood in one write: the server reads them as they come.
-        self.transport.write(head.encode() + self.flood)
+        transport.write(head.encode() + self.flood)
 
     def data_received(self, data: bytes) -> None:
         buf = self.buffer
@@ -136,7 +137,7 @@ async def flood(host: str, port: int, payload: bytes, deadline: float, floods: l
         transport, flooder = await loop.create_connection(lambda: Flooder(payload, host, port), host, port)
         try:
             closed_at = await asyncio.wait_for(asyncio.shield(flooder.closed), FLOOD_TIMEOUT_S)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             transport.abort()
             closed_at = float("nan")
         floods.append({"closed_after_ms": (closed_at - flooder.sent_at) * 1e3, **flooder.replies()})
@@ -159,21 +160,29 @@ async def measure(url: str, args: argparse.Namespace) -> dict[str, Any]:
             work.append(flood(host, port, payload, deadline, floods))
         await asyncio.gather(*work)
         rtts.sort()
-
-        def pct(q: float) -> float:
-            return rtts[min(len(rtts) - 1, int(q * len(rtts)))] * 1e3 if rtts else float("nan")
-
-        figures[case] = {"samples": len(rtts), "p50_ms": pct(0.5), "p99_ms": pct(0.99), "max_ms": rtts[-1] * 1e3 if rtts else float("nan"), "floods": floods}
+        figures[case] = {
+            "samples": len(rtts), "p50_ms": percentile_ms(rtts, 0.5), "p99_ms": percentile_ms(rtts, 0.99),
+            "max_ms": rtts[-1] * 1e3 if rtts else float("nan"), "floods": floods,
+        }
     for client in probers:
         client.close()
     return figures
 
 
+def percentile_ms(sorted_s: list[float], q: float) -> float:
+    """The ``q`` quantile of sorted round trips in seconds, in milliseconds."""
+    return sorted_s[min(len(sorted_s) - 1, int(q * len(sorted_s)))] * 1e3 if sorted_s else float("nan")
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frames", type=int, default=5000, help="messages each flooder writes at once")
-    parser.add_argument("--kind", choices=("ping", "junk"), default="ping", help="ping requests, or frames that are not JSON")
-    parser.add_argument("--probers", type=int, default=10, help="well-behaved clients pinging 10 times a second each")
+    parser.add_argument(
+        "--kind", choices=("ping", "junk"), default="ping", help="ping requests, or frames that are not JSON"
+    )
+    parser.add_argument(
+        "--probers", type=int, default=10, help="well-behaved clients pinging 10 times a second each"
+    )
     parser.add_argument("--seconds", type=float, default=3.0, help="how long each case (quiet, flood) lasts")
     parser.add_argument("--loop", choices=("auto", "uvloop", "asyncio"), default="auto", help="the server's event loop")
     parser.add_argument("--json", help="write the figures to this file")
@@ -182,10 +191,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         parser.error("--frames 1-100000, --probers 1-100, --seconds up to 60")
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [sys.executable, "-m", "solitaire_race.cli", "serve", "--port", "0",
-               "--db", f"sqlite+aiosqlite:///{Path(tmp) / 'flood.sqlite3'}", "--daily-solver-nodes", "0", "--loop", args.loop]
+               "--db", f"sqlite+aiosqlite:///{Path(tmp) / 'flood.sqlite3'}", "--daily-solver-nodes", "0",
+               "--loop", args.loop]
         server = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                  env={**os.environ, "PYTHONUNBUFFERED": "1"},
-                                  preexec_fn=lambda: (os.sched_setaffinity(0, {SERVER_CPU}), raise_fd_limit()))
+                                  env={**os.environ, "PYTHONUNBUFFERED": "1"}, preexec_fn=pinned_to(SERVER_CPU))
         try:
             url = None
             for _ in range(200):
@@ -203,15 +212,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         finally:
             server.send_signal(signal.SIGTERM)
             server.wait(timeout=30)
-    print(f"{args.probers} probers, 10 pings/s each; flooders of {args.frames:,} {args.kind} frames, {args.seconds:g} s per case")
+    print(f"{args.probers} probers, 10 pings/s each; flooders of {args.frames:,} {args.kind} frames, "
+          f"{args.seconds:g} s per case")
     print(f"{'case':<8}{'samples':>9}{'p50 ms':>9}{'p99 ms':>9}{'max ms':>9}")
     for case, f in figures.items():
         print(f"{case:<8}{f['samples']:>9}{f['p50_ms']:>9.2f}{f['p99_ms']:>9.2f}{f['max_ms']:>9.2f}")
     floods = figures["flood"]["floods"]
     if floods:
         closed = [f["closed_after_ms"] for f in floods]
-        print(f"{len(floods)} flooders; closed after {statistics.median(closed):.1f} ms (median), {max(closed):.1f} ms (max); "
-              f"close codes {sorted({f['close_code'] for f in floods}, key=str)}")
+        print(f"{len(floods)} flooders; closed after {statistics.median(closed):.1f} ms (median), "
+              f"{max(closed):.1f} ms (max); close codes {sorted({f['close_code'] for f in floods}, key=str)}")
         print(f"replies to the first flooder: {floods[0]['replies']}")
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2))

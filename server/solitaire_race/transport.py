@@ -24,7 +24,7 @@ import socket
 from collections.abc import Callable, Generator
 from http import HTTPStatus
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from websockets.asyncio.server import Server, ServerConnection, broadcast, serve
 from websockets.datastructures import Headers
@@ -84,7 +84,7 @@ class RaceConnection(ServerConnection):
 
     # Slots: one more key in the connection's big instance dict doubled its size (1.6 KB
     # per connection, measured with tracemalloc).
-    __slots__ = ("deliver", "active", "quiet_since", "early", "fragments", "opcode", "unread", "held")
+    __slots__ = ("active", "deliver", "early", "fragments", "held", "opcode", "quiet_since", "unread")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -114,7 +114,9 @@ class RaceConnection(ServerConnection):
         while len(reader.buffer) < max(map(len, _REQUEST_STARTS)) and not reader.eof:
             yield  # peek: the request stays in the buffer for the parser
         if reader.buffer and not reader.buffer.startswith(_REQUEST_STARTS):
-            response = http_response(HTTPStatus.METHOD_NOT_ALLOWED, b"method not allowed\n", "text/plain; charset=utf-8")
+            response = http_response(
+                HTTPStatus.METHOD_NOT_ALLOWED, b"method not allowed\n", "text/plain; charset=utf-8"
+            )
             response.headers["Allow"] = ", ".join(m.decode() for m in METHODS)
             response.headers["Connection"] = "close"  # the request's body, if any, is not read
             response.headers["Server"] = SERVER_HEADER
@@ -277,7 +279,7 @@ class WebSocketPeer:
 class HttpSite:
     """Answers plain HTTP requests: health check, JSON API, the browser client's files."""
 
-    PAGES = {"/": "/index.html", "/leaderboard": "/leaderboard.html"}
+    PAGES: ClassVar[dict[str, str]] = {"/": "/index.html", "/leaderboard": "/leaderboard.html"}
 
     def __init__(self, root: Path, gateway: Gateway) -> None:
         self.root = root.resolve()
@@ -332,7 +334,10 @@ class HttpSite:
 
 def http_response(status: HTTPStatus, body: bytes, content_type: str) -> Response:
     headers = Headers(
-        [("Content-Type", content_type), ("Content-Length", str(len(body))), ("Cache-Control", "no-cache"), *SECURITY_HEADERS]
+        [
+            ("Content-Type", content_type), ("Content-Length", str(len(body))), ("Cache-Control", "no-cache"),
+            *SECURITY_HEADERS,
+        ]
     )
     return Response(status.value, status.phrase, headers, body)
 
@@ -382,7 +387,10 @@ async def start(gateway: Gateway, config: Config) -> Server:
         server_header=SERVER_HEADER,
         logger=NoFrameDumps(logging.getLogger("websockets.server"), {}),
     )
-    loop.create_task(close_idle(server, open_connections, config.idle_timeout_s))
+    # Kept: the loop holds tasks only weakly. It ends by itself once the server has closed.
+    sweep = loop.create_task(close_idle(server, open_connections, config.idle_timeout_s))
+    _background.add(sweep)
+    sweep.add_done_callback(_background.discard)
     return server
 
 
@@ -404,7 +412,12 @@ async def close_idle(server: Server, connections: set[RaceConnection], idle_s: f
                 connection.active, connection.quiet_since = False, now
             elif now - connection.quiet_since >= idle_s:
                 connections.discard(connection)  # closed once
-                loop.create_task(connection.close(4002, "idle for too long"))
+                closing = loop.create_task(connection.close(4002, "idle for too long"))
+                _background.add(closing)
+                closing.add_done_callback(_background.discard)
+
+
+_background: set[asyncio.Task[Any]] = set()  # tasks the transport starts and no one awaits
 
 
 def bound_port(server: Server) -> int:
