@@ -12,7 +12,7 @@ run: $(STAMP)
 	$(VENV)/bin/solitaire-race serve $(ARGS)
 
 test: $(TEST_STAMP) $(CHROMIUM)
-	$(VENV)/bin/ruff check server tests bench
+	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	CHROMIUM=$(CHROMIUM) $(VENV)/bin/python -m pytest $(PYTEST_ARGS)
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 DOCS = Path(__file__).resolve().parent
-BODIES = {"Games": "Games", "DailyChallenges": "DailyChallenges", "LeaderboardPage": "LeaderboardPage", "PlayerProfile": "PlayerProfile"}
+BODIES = ("Games", "DailyChallenges", "LeaderboardPage", "PlayerProfile")  # reply messages served over HTTP
 
 
 def body(defs: dict[str, Any], name: str) -> dict[str, Any]:
@@ -33,7 +33,10 @@ def integer(field: dict[str, Any]) -> dict[str, Any]:
 
 def rewrite_refs(node: Any) -> Any:
     if isinstance(node, dict):
-        return {k: (v.replace("#/$defs/", "#/components/schemas/") if k == "$ref" else rewrite_refs(v)) for k, v in node.items()}
+        return {
+            k: (v.replace("#/$defs/", "#/components/schemas/") if k == "$ref" else rewrite_refs(v))
+            for k, v in node.items()
+        }
     if isinstance(node, list):
         return [rewrite_refs(v) for v in node]
     return node
@@ -46,48 +49,75 @@ def build() -> dict[str, Any]:
         schemas[f"{name}Body"] = body(defs, name)
     schemas["ErrorBody"] = {
         "type": "object",
-        "properties": {"error": {"type": "object", "properties": {"code": {"$ref": "#/$defs/ErrorCode"}, "message": {"type": "string"}},
-                                 "required": ["code", "message"], "additionalProperties": False}},
+        "properties": {"error": {
+            "type": "object",
+            "properties": {"code": {"$ref": "#/$defs/ErrorCode"}, "message": {"type": "string"}},
+            "required": ["code", "message"], "additionalProperties": False,
+        }},
         "required": ["error"], "additionalProperties": False,
     }
     # Integer parameters take the bounds of the websocket request's fields (the server's
     # are the same, in protocol.py): written once, in the protocol schema.
     board, profile = defs["Leaderboard"]["properties"], defs["Profile"]["properties"]
     player_id = integer(profile["player_id"])
-    me = {"name": "me", "in": "query", "required": False, "description": "The viewer's player id: their own entry comes back as `me` (leaderboards) or `attempted` (daily).", "schema": player_id}
+
+    def response(schema: str, text: str) -> dict[str, Any]:
+        return {"description": text, "content": {"application/json": {"schema": {"$ref": f"#/$defs/{schema}"}}}}
 
     def ok(schema: str, text: str) -> dict[str, Any]:
-        return {"200": {"description": text, "content": {"application/json": {"schema": {"$ref": f"#/$defs/{schema}"}}}},
-                "400": {"description": "A bad parameter: an integer out of its bounds or not written in ASCII digits, an impossible date, a `deal` board without `deal`.", "content": {"application/json": {"schema": {"$ref": "#/$defs/ErrorBody"}}}},
-                "404": {"description": "Unknown game, player, path, or a date not announced yet.", "content": {"application/json": {"schema": {"$ref": "#/$defs/ErrorBody"}}}},
-                "503": {"description": "`storage_unavailable`: the database cannot be read right now (a full disk, an I/O error, a damaged page); retry shortly.", "content": {"application/json": {"schema": {"$ref": "#/$defs/ErrorBody"}}}}}
+        return {
+            "200": response(schema, text),
+            "400": response("ErrorBody", "A bad parameter: an integer out of its bounds or not written in ASCII "
+                                         "digits, an impossible date, a `deal` board without `deal`."),
+            "404": response("ErrorBody", "Unknown game, player, path, or a date not announced yet."),
+            "503": response("ErrorBody", "`storage_unavailable`: the database cannot be read right now (a full disk, "
+                                         "an I/O error, a damaged page); retry shortly."),
+        }
+
+    def query(name: str, schema: dict[str, Any], **more: Any) -> dict[str, Any]:
+        return {"name": name, "in": "query", "required": False, **more, "schema": schema}
+
+    date = {"type": "string", "format": "date"}
+    me = query("me", player_id, description="The viewer's player id: their own entry comes back as `me` "
+                                            "(leaderboards) or `attempted` (daily).")
 
     paths = {
-        "/api/games": {"get": {"summary": "The games", "operationId": "games", "responses": ok("GamesBody", "Every game with its id, name and summary.")}},
-        "/api/daily": {"get": {"summary": "Daily challenges of a date", "operationId": "daily",
-                               "parameters": [{"name": "date", "in": "query", "required": False, "description": "UTC date (default today).", "schema": {"type": "string", "format": "date"}}, me],
-                               "responses": ok("DailyChallengesBody", "One challenge per game.")}},
+        "/api/games": {"get": {
+            "summary": "The games", "operationId": "games",
+            "responses": ok("GamesBody", "Every game with its id, name and summary."),
+        }},
+        "/api/daily": {"get": {
+            "summary": "Daily challenges of a date", "operationId": "daily",
+            "parameters": [query("date", date, description="UTC date (default today)."), me],
+            "responses": ok("DailyChallengesBody", "One challenge per game."),
+        }},
         "/api/leaderboard/{board}/{game}": {"get": {
             "summary": "One page of a leaderboard", "operationId": "leaderboard",
-            "description": "Boards: `deal` (needs `deal`), `daily` (`date`, default today), `fastest`, `wins`, `win_rate` (`min_games`). Ties are broken by fewer moves, then the earlier finish.",
+            "description": "Boards: `deal` (needs `deal`), `daily` (`date`, default today), `fastest`, `wins`, "
+                           "`win_rate` (`min_games`). Ties are broken by fewer moves, then the earlier finish.",
             "parameters": [
-                {"name": "board", "in": "path", "required": True, "schema": {"enum": ["deal", "daily", "fastest", "wins", "win_rate"]}},
+                {"name": "board", "in": "path", "required": True,
+                 "schema": {"enum": ["deal", "daily", "fastest", "wins", "win_rate"]}},
                 {"name": "game", "in": "path", "required": True, "schema": {"type": "string"}},
-                {"name": "deal", "in": "query", "required": False, "schema": integer(board["deal"])},
-                {"name": "date", "in": "query", "required": False, "schema": {"type": "string", "format": "date"}},
-                {"name": "min_games", "in": "query", "required": False, "schema": integer(board["min_games"])},
-                {"name": "page", "in": "query", "required": False, "schema": integer(board["page"])},
-                {"name": "page_size", "in": "query", "required": False, "schema": integer(board["page_size"])},
+                query("deal", integer(board["deal"])),
+                query("date", date),
+                *(query(name, integer(board[name])) for name in ("min_games", "page", "page_size")),
                 me,
             ],
             "responses": ok("LeaderboardPageBody", "The page, the board's total and the viewer's own entry.")}},
-        "/api/players/{id}": {"get": {"summary": "A player's profile", "operationId": "player",
-                                      "parameters": [{"name": "id", "in": "path", "required": True, "schema": player_id}],
-                                      "responses": ok("PlayerProfileBody", "Games played and won per game, best times, daily streak.")}},
+        "/api/players/{id}": {"get": {
+            "summary": "A player's profile", "operationId": "player",
+            "parameters": [{"name": "id", "in": "path", "required": True, "schema": player_id}],
+            "responses": ok("PlayerProfileBody", "Games played and won per game, best times, daily streak."),
+        }},
     }
     doc = {
         "openapi": "3.1.0",
-        "info": {"title": "solitaire-race HTTP API", "version": "1", "description": "Read-only JSON over HTTP, on the same port as the websocket (see protocol.md). Generated by docs/make_openapi.py."},
+        "info": {
+            "title": "solitaire-race HTTP API", "version": "1",
+            "description": "Read-only JSON over HTTP, on the same port as the websocket (see protocol.md). "
+                           "Generated by docs/make_openapi.py.",
+        },
         "paths": paths,
         "components": {"schemas": schemas},
     }
