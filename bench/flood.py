@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from load import GENERATOR_CPU, SERVER_CPU, WsClient, pinned_to, warm_up, ws_connect
+from load import GENERATOR_CPU, SERVER_CPU, WsClient, pinned_to, read_frame, warm_up, ws_connect
 
 PROBE_INTERVAL_S = 0.1  # per prober: 10 pings a second, half the default rate limit
 FLOOD_TIMEOUT_S = 10.0  # a flooder the server never closes is given up after this long
@@ -83,16 +83,8 @@ class Flooder(asyncio.Protocol):
             if end < 0:
                 return
             self.handshake_done, pos = True, end + 4
-        while len(buf) - pos >= 2:
-            opcode, length, start = buf[pos] & 0x0F, buf[pos + 1] & 0x7F, pos + 2
-            if length == 126:
-                if len(buf) - pos < 4:
-                    break
-                length, start = struct.unpack_from("!H", buf, pos + 2)[0], pos + 4
-            if len(buf) < start + length:
-                break
-            payload = bytes(buf[start : start + length])
-            pos = start + length
+        while (frame := read_frame(buf, pos)) is not None:
+            opcode, payload, pos = frame
             if opcode == 0x1 and (m := self.CODE.search(payload) or self.TYPE.search(payload)):
                 key = m.group(1).decode()
                 self.counts[key] = self.counts.get(key, 0) + 1

@@ -75,6 +75,25 @@ SOLVED_DEALS = 8  # --player solver: the rooms share this many solved deals
 # --- a small, fast websocket client -------------------------------------------------------
 
 
+def read_frame(buf: bytearray, pos: int) -> tuple[int, bytes, int] | None:
+    """The server frame at ``pos`` of ``buf`` (unmasked, as servers send them): its opcode,
+    its payload and where the next one starts; None until it has arrived whole."""
+    if len(buf) - pos < 2:
+        return None
+    opcode, length, start = buf[pos] & 0x0F, buf[pos + 1] & 0x7F, pos + 2
+    if length == 126:
+        if len(buf) - pos < 4:
+            return None
+        length, start = struct.unpack_from("!H", buf, pos + 2)[0], pos + 4
+    elif length == 127:
+        if len(buf) - pos < 10:
+            return None
+        length, start = struct.unpack_from("!Q", buf, pos + 2)[0], pos + 10
+    if len(buf) < start + length:
+        return None
+    return opcode, bytes(buf[start : start + length]), start + length
+
+
 class WsClient(asyncio.Protocol):
     """Just enough of RFC 6455 for a load generator: text frames out, text frames in
     (unmasked, as servers send them), pongs for pings, and the close frame.
@@ -115,21 +134,8 @@ class WsClient(asyncio.Protocol):
             self.handshake.set_result(None)
         buf = self.buffer
         pos = 0
-        while len(buf) - pos >= 2:
-            opcode, length = buf[pos] & 0x0F, buf[pos + 1] & 0x7F
-            start = pos + 2
-            if length == 126:
-                if len(buf) - pos < 4:
-                    break
-                length, start = struct.unpack_from("!H", buf, pos + 2)[0], pos + 4
-            elif length == 127:
-                if len(buf) - pos < 10:
-                    break
-                length, start = struct.unpack_from("!Q", buf, pos + 2)[0], pos + 10
-            if len(buf) < start + length:
-                break
-            payload = bytes(buf[start : start + length])
-            pos = start + length
+        while (frame := read_frame(buf, pos)) is not None:
+            opcode, payload, pos = frame
             if opcode == 0x1:
                 self._deliver(payload)
             elif opcode == 0x9:
