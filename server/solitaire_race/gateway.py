@@ -326,10 +326,7 @@ class Gateway:
 
     async def _answer(self, session: Session, request: Any) -> None:
         fields = await self._answers[type(request)](session, request)
-        reply: dict[str, Any] = {"type": _REPLY_TYPES[type(request)]}
-        if request.id is not None:
-            reply["id"] = request.id
-        session.peer.send({**reply, **fields})
+        session.peer.send(p.reply({"type": _REPLY_TYPES[type(request)], **fields}, request.id))
 
     def _fail(self, session: Session, exc: BaseException, request_id: Any) -> None:
         """Answer a request that failed with ``exc`` with the error message it calls for."""
@@ -371,11 +368,9 @@ class Gateway:
         online[player.id] = session
         event(log, "identified", conn=session.id, player=player.id, new=token is not None)
         welcome: dict[str, Any] = {"type": "welcome", "player": {"id": player.id, "name": player.name}}
-        if req.id is not None:
-            welcome["id"] = req.id
         if token is not None:
             welcome["token"] = token
-        session.peer.send(welcome)
+        session.peer.send(p.reply(welcome, req.id))
 
     def _new_identity_allowed(self, address: str) -> None:
         """At most ``new_players_per_hour`` new identities per client address, in bursts of

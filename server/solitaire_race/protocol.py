@@ -262,8 +262,10 @@ def encode_utf8(message: dict[str, Any]) -> bytes:
     return _encoder.encode(message)
 
 
+def reply(message: dict[str, Any], request_id: Any) -> dict[str, Any]:
+    """``message`` as the reply to a request: with its ``id``, if it had one."""
+    return message if request_id is None else {**message, "id": request_id}
+
+
 def error(code: ErrorCode | str, message: str, request_id: Any = None) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "error", "code": ErrorCode(code).value, "message": message}
-    if request_id is not None:
-        out["id"] = request_id
-    return out
+    return reply({"type": "error", "code": ErrorCode(code).value, "message": message}, request_id)

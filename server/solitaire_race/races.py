@@ -227,10 +227,7 @@ class Races:
                 for r in finished.results
             ],
         }
-        room_message: dict[str, Any] = {"type": "room", "race": summary}
-        if request_id is not None:
-            room_message["id"] = request_id
-        self.delivery.send(player_id, room_message)
+        self.delivery.send(player_id, p.reply({"type": "room", "race": summary}, request_id))
         message: dict[str, Any] = {
             "type": "race_finished", "code": race.code, "game": race.game, "deal": race.deal_number, "ranking": ranking,
         }
@@ -256,10 +253,7 @@ class Races:
         effects += room.leave(player_id, now)
         del self.seats[player_id]
         await self.interpreter.run(room, effects)
-        left: dict[str, Any] = {"type": "left", "code": room.code}
-        if req.id is not None:
-            left["id"] = req.id
-        self.delivery.send(player_id, left)
+        self.delivery.send(player_id, p.reply({"type": "left", "code": room.code}, req.id))
 
     async def ready(self, player: PlayerRecord, req: p.Ready) -> None:
         room = self._room(player.id)
