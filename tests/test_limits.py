@@ -162,7 +162,7 @@ async def test_a_client_that_stops_reading_is_dropped_and_others_play_on(strict:
 @pytest.mark.limits(rate_per_s=1e12, rate_burst=10**9, max_send_buffer=2**26)  # no limit: every frame is served
 async def test_a_flood_is_served_in_turns_and_others_are_served_meanwhile(strict: App) -> None:
     """10,000 frames in one write (not JSON: each answered at once, no task in between) are
-    served a few dozen per turn of the event loop (transport.TURN_FRAMES, SLICE_BYTES),
+    served a few dozen per turn of the event loop (ws_connection.TURN_FRAMES, SLICE_BYTES),
     so another client's ping, sent once the flood is being served, is served after a few
     turns' worth of it, not after all of it. Every flood frame is still answered, in order."""
     gateway = strict.gateway

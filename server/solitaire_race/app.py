@@ -22,8 +22,6 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from websockets.asyncio.server import Server
-
 from . import transport
 from .config import EVENT_LOOPS, Config
 from .confusables import prototypes
@@ -43,8 +41,8 @@ log = logging.getLogger("solitaire_race")
 
 class App:
     def __init__(
-        self, config: Config, store: Store, planner: DailyPlanner, races: Races, gateway: Gateway, server: Server,
-        clock: RaceClock,
+        self, config: Config, store: Store, planner: DailyPlanner, races: Races, gateway: Gateway,
+        server: transport.Server, clock: RaceClock,
     ) -> None:
         self.config = config
         self.store = store
@@ -96,7 +94,7 @@ class App:
                 await planner.close()
             await store.close()
             raise
-        config = config.with_public_url(transport.bound_port(server))
+        config = config.with_public_url(server.port)
         races.config = gateway.config = config
         return cls(config, store, planner, races, gateway, server, clock)
 

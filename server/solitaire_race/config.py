@@ -38,6 +38,8 @@ class Config:
     new_players_per_hour: int = 20  # new identities per client address per hour, in bursts of as many (0: no limit)
     max_rooms_per_player: int = 3  # unfinished races a player has created
     idle_timeout_s: float = 1800.0  # a connection that sends nothing this long is closed
+    handshake_timeout_s: float = 10.0  # to open a connection (request to answer), and to close one
+    keepalive_s: float = 20.0  # a websocket silent this long is pinged, and failed if still silent as long again
     max_send_buffer: int = 1024 * 1024  # bytes queued for a client that does not read
     socket_send_buffer: int = 0  # SO_SNDBUF per connection; 0 keeps the kernel's autotuning
     event_loop: str = "auto"  # uvloop | asyncio | auto: uvloop where it is installed (app.loop_factory)

@@ -30,7 +30,8 @@ async def the_page_reconnects_and_resumes_the_same_game(app: App, ann: Racer) ->
     before = set(app.server.connections)
     assert before
     for connection in before:
-        await connection.close()
+        connection.close(1000, "")
+        await connection.wait_closed()
     await ann.page.wait_for_function("() => document.body.dataset.connection === 'open'")
     await expect(ann.page.locator("#banner")).to_be_hidden()
     assert set(app.server.connections).isdisjoint(before)
