@@ -45,6 +45,13 @@ class RaceStateError(StoreError):
     """The race exists but is not in the state this operation needs."""
 
 
+class Fenced(RaceStateError):
+    """The race was claimed by another owner (its epoch moved on, ``Store.claim_race``):
+    this process may no longer write to it. Nothing of the write was stored."""
+
+    one_line_log = True
+
+
 class StorageUnavailable(StoreError):
     """The database could not be read or written right now (``reason`` says why, in one
     line); nothing of the failed transaction was written. Not a bug: it clears when the

@@ -129,6 +129,8 @@ class Race(Base):
     daily_date: Mapped[str | None] = mapped_column(String(10))  # ISO date of a daily attempt
     # No move_log entry of this race has a smaller id: set when it starts (running_races).
     log_from: Mapped[int | None] = mapped_column(JournalId)
+    # Its owner's fencing token: raised by each takeover (Store.claim_race, migration 0010).
+    epoch: Mapped[int] = mapped_column(server_default="0")
 
 
 class Result(Base):

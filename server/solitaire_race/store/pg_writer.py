@@ -14,6 +14,9 @@ they were submitted:
   trip commits it. Through asyncpg itself: SQLAlchemy would add its statement handling to
   every commit, for nothing (the rows are plain tuples). While one commit is in flight,
   the next batch gathers; the more the server is loaded, the bigger the batches.
+- An append may be fenced (``append_fenced``): its rows are written only while their
+  race's epoch is the one they carry (``Store.claim_race``), checked in the same
+  statement; a batch with fenced appends goes through that statement instead.
 - A write job is the same plain function the SQLite writer runs, given a synchronous
   ``Session`` through ``AsyncSession.run_sync`` (every statement an await on asyncpg,
   hidden by SQLAlchemy's greenlet bridge), in a transaction of its own.
@@ -44,6 +47,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, AsyncSession
 from sqlalchemy.orm import Session
 
+from .errors import Fenced
 from .writer import Done, Rows, resolve
 
 T = TypeVar("T")
@@ -64,8 +68,25 @@ class PostgresWriter:
         self._columns = columns  # the order of every appended row's values
         self._on_commit = on_commit  # (rows, seconds, on_loop) after each move-log commit: metrics
         arrays = ", ".join(f"${i}::{_ARRAY_TYPES[c]}" for i, c in enumerate(columns, start=1))
-        self._insert_sql = f"INSERT INTO {move_table.name} ({', '.join(columns)}) SELECT * FROM unnest({arrays})"
-        self._queue: deque[tuple[Rows | Job, Done]] = deque()
+        names = ", ".join(columns)
+        self._insert_sql = f"INSERT INTO {move_table.name} ({names}) SELECT * FROM unnest({arrays})"
+        # Fenced: a row goes in only if its race's epoch is still the one it carries (-1:
+        # unfenced). FOR SHARE locks the races' rows until the commit: a claim (UPDATE
+        # races SET epoch = epoch + 1) waits for it, so a new owner reads the log after
+        # these rows; and an insert that waited for a claim reads the new epoch (READ
+        # COMMITTED re-reads a row locked after a concurrent update) and writes nothing.
+        n = len(columns)
+        # It returns the races' epochs as the rows were written: an append whose epoch is
+        # not its race's was kept out.
+        self._fenced_sql = (
+            f"WITH fence AS (SELECT id, epoch FROM races WHERE id = ANY(${n + 2}::integer[]) FOR SHARE), "
+            f"written AS (INSERT INTO {move_table.name} ({names}) SELECT {', '.join('u.' + c for c in columns)} "
+            f"FROM unnest({arrays}, ${n + 1}::integer[]) AS u({names}, epoch) "
+            "WHERE u.epoch < 0 OR EXISTS (SELECT 1 FROM fence f WHERE f.id = u.race_id AND f.epoch = u.epoch)) "
+            "SELECT id, epoch FROM fence"
+        )
+        self._race_column = columns.index("race_id")
+        self._queue: deque[tuple[Rows | Job, Done, int | None]] = deque()
         self._task: asyncio.Task[None] | None = None
         self._conn: AsyncConnection | None = None  # the writer's connection, opened on first use
         self._closed = False
@@ -86,10 +107,16 @@ class PostgresWriter:
         assert type(rows) is list  # a list is how the writer tells rows from a job
         self._submit(rows, done)
 
-    def _submit(self, work: Rows | Job, done: Done) -> None:
+    def append_fenced(self, rows: Rows, done: Done, epoch: int) -> None:
+        """``append_moves`` for rows of one race, written only while the race's epoch is
+        ``epoch``; else ``done(Fenced, None)`` and nothing of them is written."""
+        assert type(rows) is list and len({row[self._race_column] for row in rows}) <= 1
+        self._submit(rows, done, epoch)
+
+    def _submit(self, work: Rows | Job, done: Done, epoch: int | None = None) -> None:
         if self._closed:
             raise RuntimeError("the store is closed")
-        self._queue.append((work, done))
+        self._queue.append((work, done, epoch))
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._carry())
 
@@ -101,22 +128,30 @@ class PostgresWriter:
         # Started at the loop turn after the first submission: that turn's appends are all queued.
         queue = self._queue
         while queue:
+            epochs: dict[int, int] = {}  # of the fenced appends' races, as their rows were written
             if isinstance(queue[0][0], list):
-                batch: list[tuple[Rows | Job, Done]] = []
+                batch: list[tuple[Rows | Job, Done, int | None]] = []
                 while queue and isinstance(queue[0][0], list):
                     batch.append(queue.popleft())
-                rows = [row for moves, _ in batch for row in moves]  # type: ignore[union-attr]
+                rows = [row for moves, _, _ in batch for row in moves]  # type: ignore[union-attr]
                 started = time.perf_counter()
-                error = await self._append(rows)
+                if all(epoch is None for _, _, epoch in batch):
+                    error = await self._append(rows)
+                else:
+                    error, epochs = await self._append_fenced(batch, rows)
                 outcome: tuple[BaseException | None, Any] = (error, None)
                 if error is None and self._on_commit is not None:
                     self._observe(len(rows), time.perf_counter() - started)
             else:
                 batch = [queue.popleft()]
                 outcome = await self._job(batch[0][0])  # type: ignore[arg-type]
-            for _, done in batch:
+            for work, done, epoch in batch:
                 try:
-                    done(*outcome)
+                    race = work[0][self._race_column] if epoch is not None and work else None  # type: ignore[index]
+                    if race is not None and outcome[0] is None and epochs.get(race) != epoch:
+                        done(Fenced(f"race {race} has a newer owner than epoch {epoch}"), None)
+                    else:
+                        done(*outcome)
                 except Exception:  # one caller's failure must not keep the others waiting
                     log.exception("a caller failed on being told how its write went")
 
@@ -150,18 +185,35 @@ class PostgresWriter:
     async def _append(self, rows: Rows) -> BaseException | None:
         """One statement, one transaction (asyncpg runs it in autocommit), one round trip."""
         columns = [list(values) for values in zip(*rows, strict=True)]
+        return (await self._execute(self._insert_sql, columns, fetch=False))[0]
+
+    async def _append_fenced(
+        self, batch: list[tuple[Rows | Job, Done, int | None]], rows: Rows
+    ) -> tuple[BaseException | None, dict[int, int]]:
+        """``_append`` through the fence; also returns the fenced races' epochs."""
+        epochs = [-1 if epoch is None else epoch for moves, _, epoch in batch for _ in moves]  # type: ignore[union-attr]
+        races = sorted({moves[0][self._race_column] for moves, _, epoch in batch if epoch is not None and moves})  # type: ignore[index]
+        columns = [list(values) for values in zip(*rows, strict=True)]
+        return await self._execute(self._fenced_sql, [*columns, epochs, races], fetch=True)
+
+    async def _execute(
+        self, sql: str, arrays: list[list[Any]], fetch: bool
+    ) -> tuple[BaseException | None, dict[int, int]]:
+        """Run one statement through asyncpg itself; with ``fetch``, the (race, epoch) rows it returned."""
         try:
             conn = await self._connection()
             raw = await conn.get_raw_connection()
             driver = raw.driver_connection
             assert driver is not None
-            await driver.execute(self._insert_sql, *columns)
+            if fetch:
+                return None, {record[0]: record[1] for record in await driver.fetch(sql, *arrays)}
+            await driver.execute(sql, *arrays)
         except Exception as exc:
             closed = self._conn is None or _driver_closed(self._conn)
             if closed:
                 await self._drop_connection()
-            return _sqlalchemy_error(self._insert_sql, exc, self._engine, closed)
-        return None
+            return _sqlalchemy_error(sql, exc, self._engine, closed), {}
+        return None, {}
 
     async def _job(self, job: Job) -> tuple[BaseException | None, Any]:
         # Every failure, even in rollback or close, is this job's alone.

@@ -50,6 +50,7 @@ class RaceRecord:
     time_limit_s: int
     kind: str = "race"  # race | daily
     daily_date: str | None = None  # ISO date of a daily challenge attempt
+    epoch: int = 0  # its owner's fencing token (Store.claim_race)
 
 
 @dataclass(frozen=True, slots=True)

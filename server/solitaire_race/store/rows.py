@@ -60,6 +60,7 @@ def race_record(row: Race) -> RaceRecord:
         time_limit_s=row.time_limit_s,
         kind=row.kind,
         daily_date=row.daily_date,
+        epoch=row.epoch,
     )
 
 

@@ -56,6 +56,8 @@ from .records import (
 from .rows import check_time, check_token_hash, join_move_log, race_record, result_record
 from .writer import Writer, resolve
 from .writes import (
+    check_epoch,
+    claim,
     finish_statement,
     replace_entries,
     start_statement,
@@ -334,16 +336,26 @@ class Store(DailyAndBoards):
 
         await self._write(write)
 
+    async def claim_race(self, race_id: int) -> int:
+        """Take the race over: raise its epoch, and return the new one. From the commit on,
+        writes fenced with an older epoch fail with ``Fenced`` (``log_moves_then``,
+        ``finish_race``); appends already under way commit first (pg_writer.py)."""
+        return await self._write(functools.partial(claim, race_id=race_id))
+
     # --- the move log -----------------------------------------------------------------
 
     def log_moves_then(
         self, race_id: int, player_id: int, entries: Sequence[tuple[int, str, str, int]],
-        done: Callable[[BaseException | None], None],
+        done: Callable[[BaseException | None], None], epoch: int | None = None,
     ) -> None:
         """Append (seq, kind, text, at_ms) entries; then ``done(None)`` once they are
         committed, or ``done(error)`` (a ``StoreError`` for a database failure): always
         later, on the loop. Calls made in one turn of the loop share a commit (group commit,
-        ``writer.py``). The hot path: nothing to await, so no task to wake per move."""
+        ``writer.py``). The hot path: nothing to await, so no task to wake per move.
+
+        With ``epoch``, on PostgreSQL, the entries are written only while it is the race's
+        epoch (else ``done(Fenced)``, nothing written). On SQLite one process holds the
+        file (``lock.py``), so there is no other owner to fence out."""
         rows = [(race_id, player_id, seq, kind, text, at_ms) for seq, kind, text, at_ms in entries]  # MOVE_LOG_COLUMNS
 
         def settled(error: BaseException | None, _: Any) -> None:
@@ -352,12 +364,17 @@ class Store(DailyAndBoards):
                 error = store_error(error, f"cannot log moves of race {race_id}")
             done(error)
 
-        self._writer.append_moves(rows, settled)
+        if epoch is not None and isinstance(self._writer, PostgresWriter):
+            self._writer.append_fenced(rows, settled, epoch)
+        else:
+            self._writer.append_moves(rows, settled)
 
-    async def log_moves(self, race_id: int, player_id: int, entries: Sequence[tuple[int, str, str, int]]) -> None:
+    async def log_moves(
+        self, race_id: int, player_id: int, entries: Sequence[tuple[int, str, str, int]], epoch: int | None = None
+    ) -> None:
         """``log_moves_then``, awaited: returns once the entries are committed, or raises."""
         committed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.log_moves_then(race_id, player_id, entries, functools.partial(resolve, committed))
+        self.log_moves_then(race_id, player_id, entries, functools.partial(resolve, committed), epoch)
         await committed
 
     async def running_races(self) -> list[RunningRaceRecord]:
@@ -424,9 +441,10 @@ class Store(DailyAndBoards):
         return FinishedRaceRecord(race, tuple(await self.race_results(race.id)), daily_ranked=ranked is not None)
 
     async def finish_race(
-        self, race_id: int, finished_at: datetime, results: Sequence[ResultRecord]
+        self, race_id: int, finished_at: datetime, results: Sequence[ResultRecord], epoch: int | None = None
     ) -> None:
-        """'running' -> 'finished' plus every result row, in one transaction.
+        """'running' -> 'finished' plus every result row, in one transaction; with
+        ``epoch``, only while it is the race's (else ``Fenced``).
 
         Returns only after the commit; on any error nothing is written. Raises NotFound or
         RaceStateError (race missing / not running), ConstraintViolation (e.g. an unknown
@@ -456,6 +474,8 @@ class Store(DailyAndBoards):
         finished = check_time(finished_at)
 
         def write(session: Session) -> None:
+            if epoch is not None:
+                check_epoch(session, race_id, epoch)
             # The UPDATE comes first: it takes the write lock and proves the race is running.
             game, deal_number = transition(session, finish_statement(), race_id, "running", finished_at=finished)
             ranked = session.scalar(statements().ranked_date, {"race_id": race_id})

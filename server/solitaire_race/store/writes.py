@@ -15,7 +15,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..results import RacerOutcome
-from .errors import NotFound, RaceStateError
+from .errors import Fenced, NotFound, RaceStateError
 from .models import DailyAttempt, MoveLog, PlayerStats, Race, RaceEntry, Result
 from .records import RaceStatus
 
@@ -159,3 +159,25 @@ def insert_unless_present(row: Any) -> Callable[[Session], bool]:
         return True
 
     return write
+
+
+def check_epoch(session: Session, race_id: int, epoch: int) -> None:
+    """Raise Fenced unless ``epoch`` is the race's; the race's row stays locked until the
+    caller's transaction ends (on PostgreSQL: a claim waits for it), so it stays so."""
+    current = session.scalar(select(Race.epoch).where(Race.id == race_id).with_for_update())
+    if current is None:
+        raise NotFound(f"no race {race_id}")
+    if current != epoch:
+        raise Fenced(f"race {race_id} has a newer owner than epoch {epoch}")
+
+
+def claim(session: Session, race_id: int) -> int:
+    """Raise the race's epoch and commit: the new epoch (``Store.claim_race``)."""
+    races = Race.__table__.c
+    epoch = session.scalar(
+        update(Race.__table__).where(races.id == race_id).values(epoch=races.epoch + 1).returning(races.epoch)
+    )
+    if epoch is None:
+        raise NotFound(f"no race {race_id}")
+    session.commit()
+    return int(epoch)
