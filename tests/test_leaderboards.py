@@ -103,6 +103,17 @@ async def test_deal_board_order_and_ties(store: Store) -> None:
     assert page.total == 8 and page.entries[0].time_ms == 60_000 and [e.rank for e in page.entries] == list(range(1, 9))
 
 
+async def test_equal_progress_ranks_by_time(store: Store) -> None:
+    """Two racers stuck with 47 of 52 home after 49 moves: the sooner one first, whatever
+    the order they finished in; fewer cards left still comes before time."""
+    w = World(store)
+    await w.result("slow-stuck", "stuck", time_ms=95_000, home=47, moves=49, at=1)
+    await w.result("quick-stuck", "stuck", time_ms=80_000, home=47, moves=49, at=2)
+    await w.result("quick-fewer-home", "resigned", time_ms=1_000, home=46, moves=3, at=3)
+    await w.result("more-home", "timeout", time_ms=600_000, home=48, moves=200, at=4)
+    assert await names(store, "deal", deal=DEAL) == ["more-home", "quick-stuck", "slow-stuck", "quick-fewer-home"]
+
+
 async def test_pagination_and_own_rank_off_the_page(store: Store) -> None:
     w = World(store)
     for i in range(25):

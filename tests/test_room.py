@@ -408,3 +408,20 @@ def test_move_results_carry_the_changes_to_the_view_the_client_has() -> None:
     assert again.racers[1].shown is None
     after = sends(durable(again, again.play(1, [WINNING_LINE[6]], now=11.0).effects), 1, "move_result")[0]
     assert view_changes.apply(client, after["changes"]) == game.view(again.racers[1].state)
+
+
+def test_equal_progress_ranks_by_time_then_moves() -> None:
+    """Racers stuck with as many cards home after as many moves rank by time, the sooner
+    first (not by player id); more cards home still ranks first."""
+    from solitaire_race.room.racer import Racer
+    from solitaire_race.room.results import rank
+
+    game = get_game("clock")
+    start = game.deal(4, b"secret")
+    racers = [
+        Racer(1, "slow", state=start, log=["x"] * 49, outcome=RacerOutcome.STUCK, end_ms=95_000),
+        Racer(2, "quick", state=start, log=["x"] * 49, outcome=RacerOutcome.STUCK, end_ms=80_000),
+        Racer(3, "quicker-more-moves", state=start, log=["x"] * 50, outcome=RacerOutcome.STUCK, end_ms=70_000),
+        Racer(4, "resigned-sooner", state=start, log=["x"] * 49, outcome=RacerOutcome.RESIGNED, end_ms=81_000),
+    ]
+    assert [r.name for r in rank(game, racers)] == ["quicker-more-moves", "quick", "resigned-sooner", "slow"]

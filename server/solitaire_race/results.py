@@ -27,14 +27,20 @@ class RacerOutcome(enum.StrEnum):
 FINAL_OUTCOMES: Final[tuple[RacerOutcome, ...]] = tuple(o for o in RacerOutcome if o is not RacerOutcome.PLAYING)
 
 
+# A result's time in ms is below this (about 49 days; a race lasts 30 minutes by default),
+# so cards left and time share one integer: cards left * TIME_SPAN + time.
+TIME_SPAN: Final = 2**32
+
+
 def rank_key(outcome: str, time_ms: int | None, moves: int, cards_left: int) -> tuple[int, int, int]:
     """The order results rank in, in a race and on the boards: won games first, by time,
-    then fewer moves; then every other game by fewer cards left, then fewer moves. The
-    store keeps the first two parts as columns (``rank_class``, ``sort_primary``), so a
-    board page is an index range."""
+    then fewer moves; then every other game by fewer cards left, then by time (the same
+    progress sooner ranks first), then fewer moves. The store keeps the first two parts as
+    columns (``rank_class``, ``sort_primary``), so a board page is an index range."""
     if outcome == RacerOutcome.WON:
         return (0, time_ms or 0, moves)
-    return (1, cards_left, moves)
+    time = TIME_SPAN - 1 if time_ms is None else min(time_ms, TIME_SPAN - 1)  # no time: last
+    return (1, cards_left * TIME_SPAN + time, moves)
 
 
 # The leaderboards: the protocol's `leaderboard.board`, the HTTP API's and the command line's.

@@ -161,7 +161,8 @@ class Result(Base):
     deal_number: Mapped[int] = mapped_column(BigInteger, server_default="0")
     daily_date: Mapped[str | None] = mapped_column(String(10))  # only on ranked daily attempts
     rank_class: Mapped[int] = mapped_column(server_default="1")  # 0 won, 1 not won
-    sort_primary: Mapped[int] = mapped_column(server_default="0")  # won: time_ms; else cards left
+    # won: time_ms; else cards left * TIME_SPAN + time_ms (results.rank_key, migration 0011)
+    sort_primary: Mapped[int] = mapped_column(BigInteger().with_variant(Integer(), "sqlite"), server_default="0")
 
 
 class RaceEntry(Base):
