@@ -1,6 +1,8 @@
 """Fencing (migration 0010): a race's epoch, raised by each claim, and the writes that carry
 an older one failing with ``Fenced``, writing nothing; on real SQLite files and a real
-PostgreSQL, whose move-log appends are fenced in the same statement (pg_writer.py)."""
+PostgreSQL, whose move-log appends are fenced in the same statement (pg_writer.py). Then
+the server: it claims each race it starts or resumes, and a race another process took over
+is released, its racers told (``race_moved``)."""
 
 from __future__ import annotations
 
@@ -11,10 +13,13 @@ from pathlib import Path
 import asyncpg
 import pytest
 
+from solitaire_race.app import App
 from solitaire_race.store import Fenced, Store
 
 from . import databases
+from .conftest import ON_BOTH_DATABASES, Client, make_config
 from .databases import Database
+from .test_server import LINE, make_race, play, start
 from .test_store import T0, new_player, new_race, result
 
 
@@ -104,3 +109,72 @@ async def test_a_claim_under_way_fences_out_an_append_that_waited_for_it(pg: Dat
         finally:
             await claimer.close()
     assert await pg.query("SELECT count(*) FROM move_log") == [(0,)]
+
+
+# --- the server: its races' epochs, and a race another process took over -----------------
+
+async def took_over(app: App, db: Database, code: str) -> None:
+    """What another server process does when it takes the race over: raise its epoch."""
+    race = await app.store.race_by_code(code)
+    assert race is not None
+    await db.execute(f"UPDATE races SET epoch = epoch + 1 WHERE id = {race.id}")
+
+
+@ON_BOTH_DATABASES
+async def test_a_started_race_is_claimed_and_claimed_again_after_a_restart(
+    tmp_path: Path, database: Database
+) -> None:
+    config = make_config(tmp_path, db_url=database.url)
+    app = await App.start(config)
+    ann = await Client.connect(app)
+    try:
+        await ann.hello("ann")
+        code = await make_race(ann)
+        await start(ann)
+        race = await app.store.race_by_code(code)
+        assert race is not None and race.epoch == 1 and app.races.interpreter.epochs == {race.id: 1}
+    finally:
+        await ann.close()
+        await app.stop()
+    app = await App.start(config)
+    try:
+        assert app.races.interpreter.epochs == {race.id: 2}  # resumed: claimed anew
+        assert (await app.store.race(race.id)).epoch == 2  # type: ignore[union-attr]
+    finally:
+        await app.stop()
+
+
+@pytest.mark.parametrize("database", ["postgresql"], indirect=True)
+async def test_a_move_after_a_takeover_is_not_logged_and_the_racers_are_told(
+    app: App, clients: object, database: Database
+) -> None:
+    ann, bob = await clients("ann"), await clients("bob")  # type: ignore[operator]
+    code = await make_race(ann, bob)
+    await start(ann, bob)
+    assert (await play(ann, list(LINE[:1])))["applied"] == list(LINE[:1])
+    await took_over(app, database, code)
+    refused = await play(ann, list(LINE[1:2]))
+    assert refused["type"] == "error" and refused["code"] == "race_moved"
+    told = await bob.expect("error")
+    assert told["code"] == "race_moved" and "join it again" in told["message"]
+    assert code not in app.races.rooms  # released: this process writes nothing more of it
+    race = await app.store.race_by_code(code)
+    assert race is not None
+    logged = await database.query(f"SELECT text FROM move_log WHERE race_id = {race.id} ORDER BY id")
+    assert [text for (text,) in logged] == list(LINE[:1])
+
+
+@ON_BOTH_DATABASES
+async def test_results_after_a_takeover_are_not_written(app: App, clients: object, database: Database) -> None:
+    ann = await clients("ann")  # type: ignore[operator]
+    code = await make_race(ann)
+    await start(ann)
+    await took_over(app, database, code)
+    resigned = await ann.request({"type": "resign"})  # the last game ends: the results would be saved
+    if database.is_postgresql:  # the resignation's log entry is fenced already
+        assert resigned["type"] == "error" and resigned["code"] == "race_moved", resigned
+    else:  # the move log is not fenced on SQLite (one process per file): the results are
+        assert resigned["type"] == "progress"
+        assert (await ann.expect("error"))["code"] == "race_moved"
+    race = await app.store.race_by_code(code)
+    assert race is not None and race.status == "running" and await app.store.race_results(race.id) == []

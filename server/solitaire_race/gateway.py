@@ -21,11 +21,12 @@ from typing import Any, Protocol
 from . import protocol as p
 from .config import Config
 from .identity import Identity
+from .interpreter import RACE_MOVED_MESSAGE
 from .observe import Metrics, event
 from .queries import Queries
 from .races import Races
 from .room import RoomError
-from .store import PlayerRecord, StorageUnavailable
+from .store import Fenced, PlayerRecord, StorageUnavailable
 
 log = logging.getLogger("solitaire_race.gateway")
 
@@ -334,6 +335,9 @@ class Gateway:
             self._send_error(session, exc.code, exc.message, exc.request_id if request_id is None else request_id)
         elif isinstance(exc, RoomError):
             self._send_error(session, exc.code, exc.message, request_id)
+        elif isinstance(exc, Fenced):
+            event(log, "race_moved", logging.WARNING, conn=session.id)
+            self._send_error(session, p.ErrorCode.RACE_MOVED, RACE_MOVED_MESSAGE, request_id)
         elif isinstance(exc, StorageUnavailable):
             # Not a bug (a full disk, an I/O error, a lock held elsewhere): one line, no
             # traceback; the client may retry, and the store does by itself (operations.md).

@@ -12,6 +12,7 @@ commit's callback.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -21,7 +22,7 @@ from typing import Any, Protocol
 from . import protocol as p
 from .observe import Metrics, event
 from .room import CheckStuck, Effect, LogMoves, RecordStart, Room, SaveEntrants, SaveResults, Send, Status
-from .store import RaceStateError, ResultRecord, StorageUnavailable, Store
+from .store import Fenced, RaceStateError, ResultRecord, StorageUnavailable, Store
 from .stuck_checks import StuckChecks
 
 log = logging.getLogger("solitaire_race.races")
@@ -37,6 +38,9 @@ class Delivery(Protocol):
         """Send to the player's current connection, if any (a str is already JSON)."""
 
 
+RACE_MOVED_MESSAGE = "another server process runs this race now: join it again (join_race with its code) to go on"
+
+
 class Interpreter:
     def __init__(
         self, *, store: Store, delivery: Delivery, metrics: Metrics, clock: Callable[[], float],
@@ -50,7 +54,10 @@ class Interpreter:
         self.seated = seated  # is this player (on their current connection) in this room?
         self.forget = forget  # release a finished room nobody looks at any more
         self.progress_interval_s = progress_interval_s
-        self.started: set[int] = set()  # races whose start is recorded in the store
+        # Races whose start is recorded in the store, each with the epoch this process holds
+        # it under (Store.claim_race): its writes carry it, so none lands once another
+        # process has taken the race over.
+        self.epochs: dict[int, int] = {}
         self._starting: set[int] = set()  # races whose start is being recorded (retried) now
         self._start_tasks: set[asyncio.Task[None]] = set()  # held: the event loop keeps only weak references
         self._timers: dict[str, tuple[float, asyncio.Task[None]]] = {}
@@ -111,10 +118,13 @@ class Interpreter:
                 room.logged(effect)
             else:
                 room.log_failed(effect)
+                if isinstance(error, Fenced):
+                    self.fenced(room)
             then(error)
 
         try:
-            if room.race_id not in self.started:
+            epoch = self.epochs.get(room.race_id)
+            if epoch is None:
                 # Its start failed to save (storage fault): a move logged now would belong to
                 # a race the database holds as a lobby. Refused until the start is saved.
                 if room.race_id not in self._starting:
@@ -122,7 +132,7 @@ class Interpreter:
                     self._start_tasks.add(task)
                     task.add_done_callback(self._start_tasks.discard)
                 raise StorageUnavailable("the race's start is not saved yet")
-            self.store.log_moves_then(room.race_id, effect.player_id, effect.entries, committed)
+            self.store.log_moves_then(room.race_id, effect.player_id, effect.entries, committed, epoch)
         except BaseException:
             room.log_failed(effect)  # not even queued: kept for the racer's next append
             raise
@@ -144,7 +154,7 @@ class Interpreter:
     async def _record_start(self, room: Room, player_ids: tuple[int, ...]) -> None:
         """Record that the race runs, with whom; retried for a while (a full disk clears
         when the operator frees space). Until it is saved no move of the race is logged."""
-        if room.race_id in self.started or room.race_id in self._starting:
+        if room.race_id in self.epochs or room.race_id in self._starting:
             return
         self._starting.add(room.race_id)
         try:
@@ -155,9 +165,10 @@ class Interpreter:
     async def _record_start_retried(self, room: Room, player_ids: tuple[int, ...]) -> None:
         for attempt in range(START_ATTEMPTS):
             try:
-                await self.store.mark_race_started(room.race_id, self.wall_clock(), list(player_ids))
-            except RaceStateError:
-                pass  # an attempt reported failed had committed: it is running
+                # RaceStateError: an attempt reported failed had committed: it is running.
+                with contextlib.suppress(RaceStateError):
+                    await self.store.mark_race_started(room.race_id, self.wall_clock(), list(player_ids))
+                epoch = await self.store.claim_race(room.race_id)
             except StorageUnavailable as exc:
                 event(
                     log, "race_start_not_saved", logging.WARNING,
@@ -165,7 +176,7 @@ class Interpreter:
                 )
                 await asyncio.sleep(min(5.0, 0.2 * 2**attempt))
                 continue
-            self.started.add(room.race_id)
+            self.epochs[room.race_id] = epoch
             event(log, "race_started", race=room.race_id, code=room.code, players=list(player_ids))
             return
         raise StorageUnavailable(f"could not record the start of race {room.code}")
@@ -190,7 +201,9 @@ class Interpreter:
         for attempt in range(5):
             try:
                 try:
-                    await self.store.finish_race(room.race_id, finished_at, records)
+                    await self.store.finish_race(room.race_id, finished_at, records, self.epochs.get(room.race_id))
+                except Fenced:
+                    raise
                 except RaceStateError:
                     # Already finished: an attempt reported failed had in fact committed.
                     if attempt == 0 or not await self.store.race_results(room.race_id):
@@ -199,6 +212,9 @@ class Interpreter:
                 event(log, "race_finished", race=room.race_id, code=room.code,
                       ranking=[(r.player_id, r.outcome, r.time_ms) for r in effect.results])
                 return
+            except Fenced:
+                self.fenced(room)
+                raise
             except Exception:
                 log.exception("saving results of race %s failed (attempt %d)", room.code, attempt + 1)
                 await asyncio.sleep(0.2 * 2**attempt)
@@ -222,12 +238,27 @@ class Interpreter:
         self._timers.pop(room.code, None)
         try:
             await self.run(room, room.tick(self.clock()))
+        except Fenced:
+            pass  # its racers are told (``fenced``)
         except Exception:
             log.exception("timer of race %s failed", room.code)
 
+    def fenced(self, room: Room) -> None:
+        """Another server process took the race over (its epoch moved on): this one writes
+        nothing more of it. Its racers here are told to join it again, and the room is
+        released; what the room held that was not written is the new owner's to replay."""
+        if room.race_id not in self.epochs:
+            return  # told already
+        event(log, "race_fenced", logging.WARNING, race=room.race_id, code=room.code)
+        message = p.encode(p.error(p.ErrorCode.RACE_MOVED, RACE_MOVED_MESSAGE))
+        for player_id in room.racers:
+            if self.seated(room, player_id):
+                self.delivery.send(player_id, message)
+        self.forget(room)
+
     def cancel(self, room: Room) -> None:
         """The room is released: its timer and its start record go too."""
-        self.started.discard(room.race_id)
+        self.epochs.pop(room.race_id, None)
         timer = self._timers.pop(room.code, None)
         if timer is not None:
             timer[1].cancel()

@@ -65,6 +65,7 @@ class ErrorCode(str, enum.Enum):
     NOT_FOUND = "not_found"
     INTERNAL_ERROR = "internal_error"
     STORAGE_UNAVAILABLE = "storage_unavailable"  # retryable: the database cannot be written now
+    RACE_MOVED = "race_moved"  # another server process took the race over: join it again
 
 
 class _Request(msgspec.Struct, tag_field="type", forbid_unknown_fields=True, frozen=True, kw_only=True):

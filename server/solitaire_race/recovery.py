@@ -44,7 +44,7 @@ async def recover(races: Races) -> None:
             races.rooms.pop(race.code, None)
             await store.finish_race(race.id, wall, [])
             continue
-        races.interpreter.started.add(race.id)
+        races.interpreter.epochs[race.id] = await store.claim_race(race.id)  # ours now: an older owner writes no more
         if daily is not None and race.daily_date:
             races.daily_rooms[(race.created_by, race.game, race.daily_date)] = room
         event(log, "race_resumed", race=race.id, code=race.code, game=race.game, players=list(names))
