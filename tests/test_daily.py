@@ -74,7 +74,7 @@ async def test_day_rollover_changes_the_deal_and_keeps_yesterday(daily_app: tupl
 
         started = await ann.request({"type": "start_daily", "game": "cruel"})
         assert started["type"] == "race_started"
-        assert started["daily"] == {"date": "2026-11-21", "ranked": True, "par": None}
+        assert started["daily"] == {"date": "2026-11-21", "ranked": True, "par": None, "practice": False}
         assert started["deal"] == cruel["deal"]
 
         wall.now = DAY + timedelta(minutes=2)  # 00:01 UTC: a new day, a new deal

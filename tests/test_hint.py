@@ -1,8 +1,10 @@
-"""Hints: the next move of a winning line, in unranked practice only (never in a race or a
-ranked daily attempt)."""
+"""Hints: the next move of a winning line, only when practising a past day's daily
+challenge: never in a race, nor on today's deal (ranked attempt or replay), whose line
+would otherwise be one identity's hints away from another's ranked attempt."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 from solitaire_race.app import App
@@ -12,20 +14,21 @@ from .conftest import TEST_SECRET, Client, make_config
 from .test_daily import WINNABLE_DAY, WallClock  # its Perseverance daily has a solution
 
 
-async def test_hints_only_in_unranked_practice(tmp_path: Path) -> None:
-    app = await App.start(make_config(tmp_path), wall_clock=WallClock(WINNABLE_DAY))
+async def test_hints_only_when_practising_a_past_day(tmp_path: Path) -> None:
+    wall = WallClock(WINNABLE_DAY)
+    app = await App.start(make_config(tmp_path), wall_clock=wall)
     ann, bob = await Client.connect(app), await Client.connect(app)
     try:
         await ann.hello("ann")
         await bob.hello("bob")
-        await scenario(ann, bob)
+        await scenario(app, wall, ann, bob)
     finally:
         await ann.close()
         await bob.close()
         await app.stop()
 
 
-async def scenario(ann: Client, bob: Client) -> None:
+async def scenario(app: App, wall: WallClock, ann: Client, bob: Client) -> None:
     assert (await ann.request({"type": "hint"}))["code"] == "not_in_race"
 
     # A race: refused.
@@ -45,13 +48,35 @@ async def scenario(ann: Client, bob: Client) -> None:
     await ann.request({"type": "resign"})
     await ann.expect("race_finished")
 
-    # An unranked replay of the daily: a legal move that is part of a winning line.
+    # An unranked replay of today's daily: refused too (the attack of docs/fair-play.md).
     replay = await ann.request({"type": "start_daily", "game": "perseverance"})
-    assert replay["daily"]["ranked"] is False
+    assert replay["daily"]["ranked"] is False and replay["daily"]["practice"] is False
+    assert (await ann.request({"type": "hint"}))["code"] == "not_allowed"
+    await ann.request({"type": "leave_race"})
+
+    # Not a day ahead, nor a day with no challenge.
+    day = WINNABLE_DAY.date().isoformat()
+    for date, code in (((WINNABLE_DAY + timedelta(days=1)).date().isoformat(), "not_found"),
+                       ((WINNABLE_DAY - timedelta(days=9)).date().isoformat(), "not_found")):
+        refused = await ann.request({"type": "start_daily", "game": "perseverance", "date": date})
+        assert refused["type"] == "error" and refused["code"] == code, refused
+
+    # The next day, practising that day's deal: a legal move that is part of a winning line.
+    wall.now = WINNABLE_DAY + timedelta(days=1)
+    practice = await ann.request({"type": "start_daily", "game": "perseverance", "date": day})
+    assert practice["daily"] == {"date": day, "ranked": False, "par": replay["daily"]["par"], "practice": True}
+    assert practice["deal"] == replay["deal"]
     hint = await ann.request({"type": "hint"})
     assert hint["type"] == "hint_result" and hint["move"] and hint["message"] == "the next move of a winning line"
     game = get_game("perseverance")
-    state = game.deal(replay["deal"], TEST_SECRET.encode())
+    state = game.deal(practice["deal"], TEST_SECRET.encode())
     game.apply(state, game.parse_move(hint["move"]))  # legal where the player stands
     played = await ann.request({"type": "move", "moves": [hint["move"]]})
     assert played["applied"] == [hint["move"]]
+
+    # Never ranked: the race closes with no result stored (no board, no profile counts it).
+    await ann.request({"type": "resign"})
+    finished = await ann.expect("race_finished")
+    assert [r["outcome"] for r in finished["ranking"]] == ["resigned"]
+    race = await app.store.race_by_code(practice["code"])
+    assert race is not None and race.status == "finished" and await app.store.race_results(race.id) == []

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -186,7 +187,16 @@ async def test_every_frame_of_a_whole_race_matches_the_schema(app: App, clients:
     assert (await carol.expect("race_finished"))["daily"]["ranked"] is True
     await refused(bob, {"type": "hint"}, "not_in_race")
     replay = await carol.request({"type": "start_daily", "game": GAME})
-    assert replay["daily"]["ranked"] is False
+    assert replay["daily"]["ranked"] is False and replay["daily"]["practice"] is False
+    await refused(carol, {"type": "hint"}, "not_allowed")  # no hints on today's deal
+    await carol.request({"type": "leave_race"})
+    # Yesterday's challenge (as the planner stored it then), practised: hints are answered.
+    yesterday = (date.fromisoformat(today["date"]) - timedelta(days=1)).isoformat()
+    await app.store.daily_challenge(GAME, yesterday, DEAL, datetime.now(UTC))
+    listed = await carol.request({"type": "daily"})
+    assert {c["practice_date"] for c in listed["challenges"] if c["game"] == GAME} == {yesterday}
+    practice = await carol.request({"type": "start_daily", "game": GAME, "date": yesterday})
+    assert practice["daily"]["practice"] is True and practice["daily"]["ranked"] is False
     hint = await carol.request({"type": "hint"})
     assert hint["type"] == "hint_result" and hint["message"]
     await carol.request({"type": "resign"})

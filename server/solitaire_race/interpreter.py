@@ -190,7 +190,10 @@ class Interpreter:
             room.verify((result,))
             await asyncio.sleep(0)  # a log at a time: 8 long logs would hold up moves for ~20 ms
         finished_at = self.wall_clock()
-        records = [
+        # A practice attempt (a past day's deal, hints allowed) is never ranked: its race is
+        # closed with no result stored, so no board and no profile counts it.
+        practice = bool(room.daily and room.daily.get("practice"))
+        records = [] if practice else [
             ResultRecord(
                 race_id=room.race_id, player_id=r.player_id, player_name=r.name, outcome=r.outcome,
                 rank=r.rank, time_ms=r.time_ms, moves=r.moves, home=r.home, total=r.total,

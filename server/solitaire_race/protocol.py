@@ -127,9 +127,11 @@ IsoDate = Annotated[str, msgspec.Meta(pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")] 
 
 
 class StartDaily(_Request, tag="start_daily", frozen=True):
-    """Play today's challenge of a game: ranked the first time, unranked replays after."""
+    """Play today's challenge of a game: ranked the first time, unranked replays after; or,
+    with a past ``date``, practise that day's challenge (never ranked, hints allowed)."""
 
     game: GameId
+    date: IsoDate | None = None
 
 
 class Daily(_Request, tag="daily", frozen=True):

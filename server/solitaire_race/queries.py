@@ -8,7 +8,7 @@ the message's fields as plain data; bad requests raise ``protocol.ProtocolError`
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from . import protocol as p
@@ -49,7 +49,7 @@ class Queries:
 
     async def daily(self, day_text: str | None, viewer: int | None) -> dict[str, Any]:
         today = self.today()
-        day = _day(day_text) if day_text else today
+        day = day_of(day_text) if day_text else today
         if day > today:
             raise p.ProtocolError(p.ErrorCode.NOT_FOUND, f"the challenges of {day} are not announced yet")
         if day == today:
@@ -60,6 +60,9 @@ class Queries:
             )
         else:
             challenges = {c.game: c for c in await self.store.daily_challenges(day.isoformat())}
+        # Yesterday's deals may be practised (with hints) from today's list: said per game.
+        yesterday = (today - timedelta(days=1)).isoformat()
+        practicable = {c.game for c in await self.store.daily_challenges(yesterday)} if day == today else set()
         out = []
         for game, c in challenges.items():
             item: dict[str, Any] = {"game": game, "name": self.games[game].name if game in self.games else game}
@@ -67,6 +70,7 @@ class Queries:
                 item.update(deal=None, par=None, preparing=True)
             else:
                 item.update(deal=c.deal_number, par=c.par)
+            item["practice_date"] = yesterday if game in practicable else None
             if viewer is not None:
                 item["attempted"] = await self.store.ranked_attempt(game, day.isoformat(), viewer) is not None
             out.append(item)
@@ -81,7 +85,7 @@ class Queries:
             raise p.ProtocolError(p.ErrorCode.BAD_REQUEST, "the deal board needs a deal number")
         day = None
         if board == "daily":
-            when = _day(date_text) if date_text else self.today()
+            when = day_of(date_text) if date_text else self.today()
             if when > self.today():
                 raise p.ProtocolError(p.ErrorCode.NOT_FOUND, f"the challenges of {when} are not announced yet")
             day = when.isoformat()
@@ -107,7 +111,8 @@ class Queries:
         }
 
 
-def _day(text: str) -> date:
+def day_of(text: str) -> date:
+    """A request's ``date``, or ``bad_request``."""
     try:
         return parse_day(text)
     except ValueError as exc:

@@ -22,11 +22,11 @@ from typing import Any
 from . import protocol as p
 from . import solver
 from .config import Config
-from .daily import candidate_deals
+from .daily import candidate_deals, utc_day
 from .engine import Game
 from .interpreter import Delivery, Interpreter
 from .observe import Metrics, event
-from .queries import Queries
+from .queries import Queries, day_of
 from .room import Room, RoomError, Status
 from .store import CodeTaken, FinishedRaceRecord, PlayerRecord, RaceRecord, Store
 
@@ -241,7 +241,9 @@ class Races:
         if race.kind != "daily" or not race.daily_date:
             return None
         challenge = await self.store.find_daily_challenge(race.game, race.daily_date)
-        return {"date": race.daily_date, "ranked": ranked, "par": challenge.par if challenge else None}
+        # A practice attempt is one of a day before the one it was made on.
+        practice = race.daily_date < utc_day(race.created_at).isoformat()
+        return _daily(race.daily_date, ranked, challenge.par if challenge else None, practice)
 
     async def leave_race(self, player: PlayerRecord, req: p.LeaveRace) -> None:
         player_id = player.id
@@ -307,8 +309,12 @@ class Races:
     async def start_daily(self, player: PlayerRecord, req: p.StartDaily) -> None:
         player_id, name = player.id, player.name
         game = self.queries.game(req.game)
+        today = self.queries.today()
+        when = today if req.date is None else day_of(req.date)
+        if when > today:
+            raise p.ProtocolError(p.ErrorCode.NOT_FOUND, f"the challenges of {when} are not announced yet")
         await self._leave_finished(player_id)
-        day = self.queries.today().isoformat()
+        day = when.isoformat()
         key = (player_id, game.id, day)
         current = self.daily_rooms.get(key)
         if current is not None and current.status is Status.RUNNING:
@@ -321,11 +327,20 @@ class Races:
             )
             return
         self._free(player_id)
-        challenge = await self.queries.challenge(game.id, self.queries.today())
+        practice = when < today  # a past day's deal: never ranked, hints allowed (docs/fair-play.md)
+        if practice:
+            found = await self.store.find_daily_challenge(game.id, day)
+            if found is None:
+                raise p.ProtocolError(p.ErrorCode.NOT_FOUND, f"no daily challenge of {day} for {game.id}")
+            challenge = found
+        else:
+            challenge = await self.queries.challenge(game.id, today)
         limit = self.config.time_limit_s
         record = await self._new_race_record(game.id, challenge.deal_number, True, player_id, limit, daily_date=day)
-        ranked = await self.store.claim_daily_attempt(game.id, day, player_id, record.id, self.wall_clock())
-        room = self.new_room(record, game, limit, daily={"date": day, "ranked": ranked, "par": challenge.par})
+        ranked = not practice and await self.store.claim_daily_attempt(
+            game.id, day, player_id, record.id, self.wall_clock()
+        )
+        room = self.new_room(record, game, limit, daily=_daily(day, ranked, challenge.par, practice))
         self.daily_rooms[key] = room
         self.seats[player_id] = room
         now = self.clock()
@@ -336,10 +351,11 @@ class Races:
         """The next move of a winning line, for unranked practice only: the `hint_result`."""
         player_id = player.id
         room = self._room(player_id)
-        if not room.daily or room.daily["ranked"]:
+        if not room.daily or not room.daily["practice"]:
             raise p.ProtocolError(
                 p.ErrorCode.NOT_ALLOWED,
-                "hints are for unranked practice only (a daily challenge replay), never in a race or a ranked attempt",
+                "hints are for practising a past day's daily challenge only (start_daily with its date): "
+                "never in a race, nor on today's deal",
             )
         racer = room.racers[player_id]
         if room.status is not Status.RUNNING or racer.done:
@@ -361,6 +377,11 @@ class Races:
         database, with their players, and resume when the server starts again."""
         self.stopping = True
         self.interpreter.stop()
+
+
+def _daily(day: str, ranked: bool, par: int | None, practice: bool) -> dict[str, Any]:
+    """The ``daily`` field of a daily attempt's messages."""
+    return {"date": day, "ranked": ranked, "par": par, "practice": practice}
 
 
 __all__ = ["CODE_ALPHABET", "Races", "RoomError", "new_join_code", "normalize_code"]

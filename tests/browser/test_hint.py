@@ -1,10 +1,12 @@
-"""Hints in a real browser: the Hint button is offered in an unranked daily replay only (not
-in a race, not in the ranked attempt), and there it shows a move the engine accepts, marks
-where it starts on the board, and the move can be played from there."""
+"""Hints in a real browser: the Hint button is offered only when practising a past day's
+daily challenge (not in a race, not on today's deal, ranked or replayed), and there it
+shows a move the engine accepts, marks where it starts on the board, and the move can be
+played from there."""
 
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from pathlib import Path
 
 from playwright.async_api import Browser, expect
@@ -17,8 +19,11 @@ from ..test_daily import WINNABLE_DAY, WallClock  # its Perseverance daily has a
 from .racer import Racer, perform
 
 
-async def test_the_hint_button_only_in_an_unranked_replay(tmp_path: Path, browser: Browser, screenshots: Path) -> None:
-    app = await App.start(make_config(tmp_path), wall_clock=WallClock(WINNABLE_DAY))
+async def test_the_hint_button_only_when_practising_a_past_day(
+    tmp_path: Path, browser: Browser, screenshots: Path
+) -> None:
+    wall = WallClock(WINNABLE_DAY)
+    app = await App.start(make_config(tmp_path), wall_clock=wall)
     ann = await Racer.open(browser, app.url)
     page = ann.page
     hint = page.locator("#hint-btn")
@@ -38,11 +43,23 @@ async def test_the_hint_button_only_in_an_unranked_replay(tmp_path: Path, browse
         await expect(hint).to_be_hidden()
         await ann.leave_race()
 
-        # The unranked replay: the button, and a move the engine accepts where the player stands.
+        # Today's deal replayed, unranked: no button either (its line would be one identity's
+        # hints away from another's ranked attempt).
         await expect(play).to_have_text("Replay")
         await play.click()
         await ann.wait_board("perseverance")
-        await expect(page.locator("#race-deal")).to_contain_text("unranked")
+        await expect(page.locator("#race-deal")).to_contain_text("replay, unranked")
+        await expect(hint).to_be_hidden()
+        await ann.leave_race()
+
+        # The next day, practising that day's deal: the button, and a move the engine
+        # accepts where the player stands.
+        wall.now = WINNABLE_DAY + timedelta(days=1)
+        await page.reload()
+        practise = page.locator("#daily-list button[data-practice='perseverance']")
+        await practise.click()
+        await ann.wait_board("perseverance")
+        await expect(page.locator("#race-deal")).to_contain_text(f"daily {WINNABLE_DAY.date()} · practice")
         await expect(hint).to_be_visible()
         deal = int((await page.locator("#race-deal").get_attribute("title") or "").removeprefix("deal "))
         shown = await ann.toasts()

@@ -113,6 +113,18 @@ export function renderDaily(app, daily) {
               { type: "button", class: `small${c.attempted ? "" : " primary"}`, dataset: { daily: c.game }, onclick: () => app.startDaily(c.game) },
               c.attempted ? "Replay" : "Play",
             ),
+        // Yesterday's deal, to practise with hints (never ranked; today's deal gets none).
+        c.practice_date
+          ? h(
+              "button",
+              {
+                type: "button", class: "small", dataset: { practice: c.game },
+                title: `practise the deal of ${c.practice_date}: unranked, with hints`,
+                onclick: () => app.startDaily(c.game, c.practice_date),
+              },
+              "Practise yesterday's",
+            )
+          : null,
         h("a", { href: board(c.game) }, "Leaderboard"),
       ),
     ),

@@ -46,8 +46,9 @@ const app = {
     if (!remembered) toast(reply.message);
   },
 
-  startDaily(game) {
-    this.send({ type: "start_daily", game });
+  /** Today's challenge of ``game``, or practice of a past day's (``date``, YYYY-MM-DD). */
+  startDaily(game, date = null) {
+    this.send(date ? { type: "start_daily", game, date } : { type: "start_daily", game });
   },
 
   async backToLobby() {

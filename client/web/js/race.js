@@ -1,7 +1,7 @@
 // The race screen: the board (drawn by the game's renderer from the server's view), the race
 // bar (clock, cards home, moves, resign), the racers panel and the end-of-race ranking.
 // Moves go to the server as {"type": "move"}; only its move_result changes the board. In an
-// unranked daily replay (the only place the server answers hints) a Hint button asks for
+// practice of a past day's daily challenge (the only place the server answers hints) a Hint button asks for
 // the next move of a winning line and marks it on the board. The game itself is
 // state.play (state.js); the clock ticks only while this screen is shown.
 import { formatTime, OUTCOME_LABELS } from "./format.js";
@@ -97,7 +97,7 @@ export class RaceScreen {
     $("#race-game").textContent = gameName(m.game);
     $("#race-rules").textContent = gameSummary(m.game);
     $("#race-deal").textContent = m.daily
-      ? `daily ${m.daily.date} · ${m.daily.ranked ? "ranked" : "replay, unranked"}${m.daily.par ? ` · par ${m.daily.par}` : ""}`
+      ? `daily ${m.daily.date} · ${m.daily.practice ? "practice, unranked" : m.daily.ranked ? "ranked" : "replay, unranked"}${m.daily.par ? ` · par ${m.daily.par}` : ""}`
       : `deal ${m.deal}`;
     $("#race-deal").title = `deal ${m.deal}`;
     this.board.className = `board game-${m.game}`;

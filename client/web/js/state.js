@@ -28,7 +28,7 @@
  * @property {string|null} outcome my game's outcome ("playing" while it runs)
  * @property {number|null} endedMs my time once my game is over (the clock stops there)
  * @property {number} clockBase performance.now() at the race's start (the clock runs from it)
- * @property {boolean} practice an unranked daily replay: the only place hints are answered
+ * @property {boolean} practice practising a past day's daily challenge: the only place hints are answered
  * @property {object|null} finished the race_finished message, once the race is over
  * @property {Map<number, Racer>} racers player id → racer, me included
  */
@@ -78,7 +78,7 @@ export function startPlay(m) {
     moves: m.moves,
     outcome: m.outcome,
     clockBase: performance.now() - m.elapsed_ms,
-    practice: !!m.daily && !m.daily.ranked,
+    practice: !!m.daily?.practice,
   };
 }
 
