@@ -2,7 +2,7 @@
 on 127.0.0.1: a person creates a race, an opponent joins over the protocol, the person
 starts it, plays a legal move by its short form and an illegal one, sees the server's
 reason and the opponent's progress, opens the help, and finishes; the token is kept. A hint
-is refused in a ranked daily attempt and shown in its unranked replay. Names and messages
+is refused on today's daily deal and shown in practice of a past day's. Names and messages
 with terminal escape sequences, from the real server or from a hostile one, reach the
 terminal as visible, harmless text."""
 
@@ -16,6 +16,7 @@ import re
 import sqlite3
 import stat
 import sys
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -204,18 +205,26 @@ async def test_daily_challenge_from_the_command_line(app: App, tmp_path: Path) -
     assert child.exitstatus == 0
 
 
-async def test_hint_refused_in_a_ranked_attempt_and_shown_in_a_replay(tmp_path: Path) -> None:
-    app = await App.start(make_config(tmp_path), wall_clock=WallClock(WINNABLE_DAY))
+async def test_hint_refused_on_todays_deal_and_shown_in_practice_of_a_past_day(tmp_path: Path) -> None:
+    wall = WallClock(WINNABLE_DAY)
+    app = await App.start(make_config(tmp_path), wall_clock=wall)
     child = spawn(app, tmp_path / "config", "--name", "fay", "--daily", "perseverance")
     try:
         await expect(child, r"daily challenge 2026-11-01 \(ranked\)")
         child.sendline("hint")
-        await expect(child, re.escape("✗ hints are for unranked practice only"))
+        await expect(child, re.escape("✗ hints are for practising a past day's daily challenge only"))
         child.sendline("resign")
         await expect(child, "daily challenge over: resigned")
 
-        child.sendline("daily perseverance")
-        deal = int((await expect(child, r"deal (\d+) · daily challenge 2026-11-01 \(unranked replay\)")).group(1))
+        child.sendline("daily perseverance")  # today's deal again: unranked, and no hints either
+        await expect(child, r"daily challenge 2026-11-01 \(unranked replay\)")
+        child.sendline("hint")
+        await expect(child, re.escape("✗ hints are for practising a past day's daily challenge only"))
+        child.sendline("leave")
+
+        wall.now = WINNABLE_DAY + timedelta(days=1)  # the next day: that deal may be practised
+        child.sendline("daily perseverance 2026-11-01")
+        deal = int((await expect(child, r"deal (\d+) · daily challenge 2026-11-01 \(practice\)")).group(1))
         await expect(child, "hint · resign")  # offered in the line of commands
         child.sendline("hint")
         move = (await expect(child, r"hint: (\S+) \(the next move of a winning line\)")).group(1)

@@ -328,13 +328,15 @@ def test_daily_header() -> None:
     assert header == "Cruel · deal 1 · daily challenge 2026-11-21 (unranked replay) · par 71 moves · 1:23 / 10:00"
 
 
-def test_hint_is_offered_only_in_an_unranked_daily_replay() -> None:
+def test_hint_is_offered_only_in_practice_of_a_past_day() -> None:
     screen = race_screen()
     assert screen.race is not None
     assert "hint" not in render_screen(screen, PLAIN)[-1]  # a race: the server refuses hints
-    screen.race["daily"] = {"date": "2026-11-21", "ranked": True, "par": 71}
+    screen.race["daily"] = {"date": "2026-11-21", "ranked": True, "par": 71, "practice": False}
     assert "hint" not in render_screen(screen, PLAIN)[-1]
-    screen.race["daily"]["ranked"] = False
+    screen.race["daily"]["ranked"] = False  # today's deal replayed: refused too
+    assert "hint" not in render_screen(screen, PLAIN)[-1]
+    screen.race["daily"]["practice"] = True
     prompt = render_screen(screen, PLAIN)[-1]
     assert prompt == "type a move (? shows how) · f sends all home · hint · resign · leave · quit"
     for game_id in all_games():

@@ -75,7 +75,8 @@ class Commands:
         elif word == "races" and s.phase in ("lobby", "finished"):
             await self.refresh_races()
         elif word == "daily" and rest:
-            await self.daily(rest)
+            game_text, _, date = rest.partition(" ")
+            await self.daily(game_text, date.strip() or None)
         elif word == "again" and s.phase == "finished" and self.client.last_game:
             await self.create(self.client.last_game, None, False)
         elif word == "leave" and s.phase in ("room", "finished"):
@@ -153,8 +154,8 @@ class Commands:
         return rejected is None
 
     async def hint(self) -> None:
-        """Ask the server for the next move of a winning line; it answers only in unranked
-        practice (a daily replay) and refuses in races and ranked attempts."""
+        """Ask the server for the next move of a winning line; it answers only when
+        practising a past day's daily challenge, and refuses in races and on today's deal."""
         reply = await self.client.request({"type": "hint"})
         if reply["type"] == "error":
             self.client.notice("error", reply["message"])
@@ -233,12 +234,16 @@ class Commands:
         self.client.screen.phase = "lobby"
         self.client.on_event(reply)
 
-    async def daily(self, game_text: str) -> None:
+    async def daily(self, game_text: str, date: str | None = None) -> None:
+        """Today's challenge of the game, or practice of a past day's (``date``)."""
         game = _game_id(game_text)
         if game is None:
             self.client.notice("error", f"no game {game_text!r}: use one of {', '.join(all_games())}")
             return
-        reply = await self.client.request({"type": "start_daily", "game": game})
+        request: dict[str, Any] = {"type": "start_daily", "game": game}
+        if date is not None:
+            request["date"] = date
+        reply = await self.client.request(request)
         if reply["type"] == "error":
             if reply["code"] == "unknown_type":
                 self.client.notice("error", "this server has no daily challenge")

@@ -374,7 +374,7 @@ _HELP["perseverance-a"] = _HELP["perseverance"]
 _HELP_COMMON = [
     ("f", "every foundation move there is now, in one go"),
     ("3>f, 9>f", "several moves at once, separated by commas"),
-    ("hint", "the next move of a winning line (unranked daily replays only)"),
+    ("hint", "the next move of a winning line (practice of a past day's daily only)"),
     ("resign", "give up this game (you stay to see the ranking)"),
     ("leave", "leave the race (resigns a running game)"),
     ("quit  (or Ctrl-D)", "close the client; resume within a minute with play --join CODE"),
@@ -385,6 +385,7 @@ _HELP_LOBBY = [
     ("join CODE", "join a race by its code"),
     ("races", "list the public races open to join"),
     ("daily GAME", "play today's daily challenge of GAME"),
+    ("daily GAME DATE", "practise the daily challenge of a past DATE (YYYY-MM-DD): unranked, with hints"),
     ("start  ready  unready", "in a race's room: start it (creator), say you are (not) ready"),
     ("bots [N] [SPEED]", "in a race's room: N bot opponents join, SPEED moves per second"),
     ("quit  (or Ctrl-D)", "close the client"),
@@ -479,9 +480,9 @@ def _notice(kind: str, text: str, style: Style) -> str:
 
 
 def _practice(screen: Screen) -> bool:
-    """An unranked daily replay: the only place the server gives hints."""
+    """Practice of a past day's daily challenge: the only place the server gives hints."""
     daily = (screen.race or {}).get("daily")
-    return bool(daily and not daily.get("ranked"))
+    return bool(daily and daily.get("practice"))
 
 
 def _hint(screen: Screen) -> str:
@@ -525,7 +526,8 @@ def render_screen(screen: Screen, style: Style = PLAIN, width: int = 80, height:
         daily = race.get("daily")
         if daily:
             par = f" · par {daily['par']} moves" if daily.get("par") else ""
-            tag = f"daily challenge {daily['date']}{' (ranked)' if daily.get('ranked') else ' (unranked replay)'}{par}"
+            kind = "practice" if daily.get("practice") else "ranked" if daily.get("ranked") else "unranked replay"
+            tag = f"daily challenge {daily['date']} ({kind}){par}"
         else:
             tag = f"race {race['code']}"
         head.append(
