@@ -80,3 +80,32 @@ async def scenario(app: App, wall: WallClock, ann: Client, bob: Client) -> None:
     assert [r["outcome"] for r in finished["ranking"]] == ["resigned"]
     race = await app.store.race_by_code(practice["code"])
     assert race is not None and race.status == "finished" and await app.store.race_results(race.id) == []
+
+
+async def test_a_practice_is_still_one_after_a_restart(tmp_path: Path) -> None:
+    """Whether an attempt is practice is not kept apart: an attempt of a day before the one
+    it was made on is one (``Races.daily_facts``), so it keeps its hints when resumed."""
+    wall = WallClock(WINNABLE_DAY)
+    config = make_config(tmp_path)
+    app = await App.start(config, wall_clock=wall)
+    ann = await Client.connect(app)
+    try:
+        await ann.hello("ann")
+        await ann.request({"type": "daily"})  # the day's challenges are chosen and stored
+        wall.now = WINNABLE_DAY + timedelta(days=1)
+        day = WINNABLE_DAY.date().isoformat()
+        practice = await ann.request({"type": "start_daily", "game": "perseverance", "date": day})
+        assert practice["daily"]["practice"] is True
+    finally:
+        await ann.close()
+        await app.stop()
+    app = await App.start(config, wall_clock=wall)
+    ann2 = await Client.connect(app)
+    try:
+        await ann2.hello(token=ann.token)
+        resumed = await ann2.request({"type": "start_daily", "game": "perseverance", "date": day})
+        assert resumed["type"] == "race_started" and resumed["daily"]["practice"] is True
+        assert (await ann2.request({"type": "hint"}))["type"] == "hint_result"
+    finally:
+        await ann2.close()
+        await app.stop()
