@@ -107,7 +107,8 @@ async def test_listing_shows_games_still_being_prepared(tmp_path: Path) -> None:
         await ann.hello("ann")
         listing = {c["game"]: c for c in (await ann.request({"type": "daily"}))["challenges"]}
         assert listing["patriarchs"] == {
-            "game": "patriarchs", "name": "Patriarchs", "deal": None, "par": None, "preparing": True, "attempted": False
+            "game": "patriarchs", "name": "Patriarchs", "deal": None, "par": None, "preparing": True,
+            "practice_date": None, "attempted": False,
         }
         clock_deal, clock_par = choose_daily("clock", SECRET, date(2026, 11, 21), budget_for(NODES))
         assert listing["clock"]["deal"] == clock_deal and listing["clock"]["par"] == clock_par is not None
