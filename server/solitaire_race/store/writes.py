@@ -73,6 +73,7 @@ class Statements(NamedTuple):
     one (coercing its clauses, each time) cost more than SQLite's work to run it."""
 
     add_entries: Any
+    drop_entries: Any
     ranked_date: Any
     add_results: Any
 
@@ -82,6 +83,7 @@ def statements() -> Statements:
     attempts = DailyAttempt.__table__.c
     return Statements(
         add_entries=insert(RaceEntry.__table__),
+        drop_entries=delete(RaceEntry.__table__).where(RaceEntry.__table__.c.race_id == bindparam("race_id")),
         ranked_date=select(attempts.date).where(attempts.race_id == bindparam("race_id")),
         add_results=insert(Result.__table__),
     )
@@ -131,7 +133,7 @@ def transition(session: Session, statement: Any, race_id: int, frm: RaceStatus, 
 
 
 def replace_entries(session: Session, race_id: int, player_ids: Sequence[int]) -> None:
-    session.execute(delete(RaceEntry).where(RaceEntry.race_id == race_id))
+    session.execute(statements().drop_entries, {"race_id": race_id})
     if player_ids:
         session.execute(statements().add_entries, [{"race_id": race_id, "player_id": p} for p in player_ids])
 
