@@ -4,7 +4,7 @@ would otherwise be one identity's hints away from another's ranked attempt."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 
 from solitaire_race.app import App
@@ -61,8 +61,18 @@ async def scenario(app: App, wall: WallClock, ann: Client, bob: Client) -> None:
         refused = await ann.request({"type": "start_daily", "game": "perseverance", "date": date})
         assert refused["type"] == "error" and refused["code"] == code, refused
 
+    # Not until that day's last ranked attempts are over: 30 minutes into the next day.
+    midnight = datetime.combine(WINNABLE_DAY.date() + timedelta(days=1), time(), UTC)
+    wall.now = midnight + timedelta(minutes=29)
+    refused = await ann.request({"type": "start_daily", "game": "perseverance", "date": day})
+    assert refused["type"] == "error" and refused["code"] == "not_allowed", refused
+    listed = await ann.request({"type": "daily"})
+    assert {c["practice_date"] for c in listed["challenges"]} == {None}
+
     # The next day, practising that day's deal: a legal move that is part of a winning line.
-    wall.now = WINNABLE_DAY + timedelta(days=1)
+    wall.now = midnight + timedelta(minutes=30)
+    listed = await ann.request({"type": "daily"})
+    assert {c["practice_date"] for c in listed["challenges"] if c["game"] == "perseverance"} == {day}
     practice = await ann.request({"type": "start_daily", "game": "perseverance", "date": day})
     assert practice["daily"] == {"date": day, "ranked": False, "par": replay["daily"]["par"], "practice": True}
     assert practice["deal"] == replay["deal"]

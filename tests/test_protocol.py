@@ -190,12 +190,15 @@ async def test_every_frame_of_a_whole_race_matches_the_schema(app: App, clients:
     assert replay["daily"]["ranked"] is False and replay["daily"]["practice"] is False
     await refused(carol, {"type": "hint"}, "not_allowed")  # no hints on today's deal
     await carol.request({"type": "leave_race"})
-    # Yesterday's challenge (as the planner stored it then), practised: hints are answered.
-    yesterday = (date.fromisoformat(today["date"]) - timedelta(days=1)).isoformat()
-    await app.store.daily_challenge(GAME, yesterday, DEAL, datetime.now(UTC))
+    # Past days' challenges (as the planner stored them then), practised: hints are answered.
+    # (Yesterday's only once its last ranked attempts are over: 30 minutes after midnight.)
+    yesterday, before = (date.fromisoformat(today["date"]) - timedelta(days=n) for n in (1, 2))
+    for day in (yesterday, before):
+        await app.store.daily_challenge(GAME, day.isoformat(), DEAL, datetime.now(UTC))
     listed = await carol.request({"type": "daily"})
-    assert {c["practice_date"] for c in listed["challenges"] if c["game"] == GAME} == {yesterday}
-    practice = await carol.request({"type": "start_daily", "game": GAME, "date": yesterday})
+    offered = yesterday.isoformat() if app.gateway.queries.practice_open(yesterday) else None
+    assert {c["practice_date"] for c in listed["challenges"] if c["game"] == GAME} == {offered}
+    practice = await carol.request({"type": "start_daily", "game": GAME, "date": before.isoformat()})
     assert practice["daily"]["practice"] is True and practice["daily"]["ranked"] is False
     hint = await carol.request({"type": "hint"})
     assert hint["type"] == "hint_result" and hint["message"]

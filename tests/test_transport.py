@@ -95,11 +95,13 @@ async def test_frames_sent_with_the_request_are_served_after_the_handshake(app: 
     reader, writer = await asyncio.open_connection("127.0.0.1", app.config.port)
     try:
         key = base64.b64encode(os.urandom(16)).decode()
+        control_ping = RawWebSocket.frame(0x9, b"hi")  # a websocket ping: its pong comes after the 101
         ping = RawWebSocket.frame(0x1, b'{"type": "ping", "id": "early"}')
-        writer.write(UPGRADE.format(key=key).encode() + ping)  # one write: no wait for the 101
+        writer.write(UPGRADE.format(key=key).encode() + control_ping + ping)  # one write: no wait for the 101
         head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
-        assert head.startswith(b"HTTP/1.1 101 ") and b"\r\nServer: solitaire-race\r\n" in head
+        assert head.startswith(b"HTTP/1.1 101 ") and head.count(b"\r\nServer: solitaire-race\r\n") == 1
         raw = RawWebSocket(reader, writer)
+        assert await asyncio.wait_for(raw._frame(), 5) == (0xA, b"hi")
         assert json.loads(await raw.read_text()) == {"type": "pong", "id": "early"}
     finally:
         writer.close()
@@ -125,3 +127,19 @@ async def test_stopping_closes_every_connection(tmp_path: Path) -> None:
     await player.ws.wait_closed()
     assert player.ws.close_code == 1012
     assert not app.server.connections and not app.server.sessions
+
+
+async def test_an_http_exchange_ends_when_the_client_closes(quick: App) -> None:
+    """Not at the handshake timeout: the server reads on after its answer, to see the end."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", quick.config.port)
+    writer.write(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    answer = await asyncio.wait_for(reader.read(), 5)  # the server ends its side after the answer
+    assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b"ok\n")
+    assert answer.count(b"\r\nServer: solitaire-race\r\n") == 1
+    writer.close()
+    started = time.monotonic()
+    for _ in range(100):  # bounded: well within the 0.5 s handshake timeout
+        if not quick.server.connections:
+            break
+        await asyncio.sleep(0.002)
+    assert not quick.server.connections and time.monotonic() - started < 0.4

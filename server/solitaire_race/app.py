@@ -71,7 +71,9 @@ class App:
                 choose_daily = solver_process(secret, nodes) if nodes > 0 else first_candidate(secret)
             games = all_games()
             planner = DailyPlanner(store, list(games), choose_daily, wall_clock, fallback=first_candidate(secret))
-            queries = Queries(store=store, games=games, planner=planner, wall_clock=wall_clock)
+            queries = Queries(
+                store=store, games=games, planner=planner, wall_clock=wall_clock, time_limit_s=config.time_limit_s
+            )
             outbox = Outbox()
             clock = RaceClock(metrics=metrics)  # server stalls are charged to no racer
             clock.start()

@@ -209,7 +209,8 @@ class Interpreter:
                     raise
                 except RaceStateError:
                     # Already finished: an attempt reported failed had in fact committed.
-                    if attempt == 0 or not await self.store.race_results(room.race_id):
+                    stored = await self.store.race(room.race_id)
+                    if attempt == 0 or stored is None or stored.status != "finished":
                         raise
                 self._races_finished.inc()
                 event(log, "race_finished", race=room.race_id, code=room.code,

@@ -8,7 +8,7 @@ the message's fields as plain data; bad requests raise ``protocol.ProtocolError`
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from . import protocol as p
@@ -22,12 +22,20 @@ DAILY_LIST_WAIT_S = 1.0  # how long a `daily` listing waits for challenges still
 
 class Queries:
     def __init__(
-        self, *, store: Store, games: dict[str, Game[Any]], planner: DailyPlanner, wall_clock: Callable[[], datetime]
+        self, *, store: Store, games: dict[str, Game[Any]], planner: DailyPlanner, wall_clock: Callable[[], datetime],
+        time_limit_s: float = 0.0,
     ) -> None:
         self.store = store
         self.games = games
         self.planner = planner
         self.wall_clock = wall_clock
+        self.time_limit_s = time_limit_s  # a race's: how long after midnight a day's attempts may still run
+
+    def practice_open(self, day: date) -> bool:
+        """Whether ``day``'s challenges may be practised (with hints): once the day is over
+        and its last ranked attempts, started just before midnight, are too."""
+        over = datetime.combine(day + timedelta(days=1), time(), UTC) + timedelta(seconds=self.time_limit_s)
+        return self.wall_clock() >= over
 
     def today(self) -> date:
         return utc_day(self.wall_clock())
@@ -62,7 +70,9 @@ class Queries:
             challenges = {c.game: c for c in await self.store.daily_challenges(day.isoformat())}
         # Yesterday's deals may be practised (with hints) from today's list: said per game.
         yesterday = (today - timedelta(days=1)).isoformat()
-        practicable = {c.game for c in await self.store.daily_challenges(yesterday)} if day == today else set()
+        practicable: set[str] = set()
+        if day == today and self.practice_open(today - timedelta(days=1)):
+            practicable = {c.game for c in await self.store.daily_challenges(yesterday)}
         out = []
         for game, c in challenges.items():
             item: dict[str, Any] = {"game": game, "name": self.games[game].name if game in self.games else game}

@@ -241,8 +241,8 @@ class Races:
         if race.kind != "daily" or not race.daily_date:
             return None
         challenge = await self.store.find_daily_challenge(race.game, race.daily_date)
-        # A practice attempt is one of a day before the one it was made on.
-        practice = race.daily_date < utc_day(race.created_at).isoformat()
+        # A practice attempt is an unranked one of a day before the one it was made on.
+        practice = not ranked and race.daily_date < utc_day(race.created_at).isoformat()
         return _daily(race.daily_date, ranked, challenge.par if challenge else None, practice)
 
     async def leave_race(self, player: PlayerRecord, req: p.LeaveRace) -> None:
@@ -328,6 +328,12 @@ class Races:
             return
         self._free(player_id)
         practice = when < today  # a past day's deal: never ranked, hints allowed (docs/fair-play.md)
+        if practice and not self.queries.practice_open(when):
+            raise p.ProtocolError(
+                p.ErrorCode.NOT_ALLOWED,
+                f"the challenges of {day} can be practised once its last ranked attempts are over "
+                f"({self.config.time_limit_s // 60} minutes after midnight UTC)",
+            )
         if practice:
             found = await self.store.find_daily_challenge(game.id, day)
             if found is None:

@@ -163,7 +163,7 @@ class Server:
                 elif now - connection.quiet_since >= config.idle_timeout_s:
                     connection.close(4002, "idle for too long")
                     continue
-                if connection.heard:
+                if connection.heard or connection.held:  # held: the gateway stopped reading it, not the client
                     connection.heard, connection.heard_at, connection.ping_sent = False, now, None
                 elif connection.ping_sent is not None:
                     if now - connection.ping_sent >= config.keepalive_s:

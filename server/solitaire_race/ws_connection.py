@@ -49,6 +49,8 @@ SECURITY_HEADERS = (
 METHODS = (b"GET", b"HEAD")  # every path; anything else is 405
 _REQUEST_STARTS = tuple(method + b" " for method in METHODS)  # a request line's first bytes
 _PEEK = max(map(len, _REQUEST_STARTS))
+_END_OF_REQUEST = b"\r\n\r\n"  # a GET or HEAD has no body: its head ends the request
+MAX_REQUEST_BYTES = 64 * 1024  # past this, websockets sees it all (and refuses it: its lines are shorter)
 MAX_FRAGMENTS = 64  # frames in one message: a message of 64 KiB in one-byte frames is an attack
 # Fairness: what one connection may have served in one turn of the event loop. One read
 # brings up to 256 KiB, tens of thousands of small frames, and websockets parses all it
@@ -84,7 +86,7 @@ class Connection(asyncio.Protocol):
 
     # Slots: thousands of these live at once, and each attribute read is on a move's path.
     __slots__ = (
-        "active", "closed", "deadline", "deliver", "early", "fragments", "head", "heard", "heard_at", "held",
+        "active", "closed", "deadline", "deliver", "fragments", "head", "heard", "heard_at", "held",
         "loop", "opcode", "ping_sent", "protocol", "quiet_since", "responding", "screened", "site", "timeout",
         "transport", "unread",
     )
@@ -97,9 +99,8 @@ class Connection(asyncio.Protocol):
         self.transport: asyncio.Transport = None  # type: ignore[assignment]  # connection_made sets it
         self.closed: asyncio.Future[None] = self.loop.create_future()  # done once the connection is lost
         self.deliver: Callable[[str | bytes], None] | None = None  # set once the websocket is open
-        self.head = b""  # a request's first bytes, until they show its method...
-        self.screened = False  # ...and whether they did
-        self.early: list[Frame] = []  # frames that came with the request, before the 101
+        self.head = b""  # the request, until its end; then what came after it, until answered
+        self.screened = False  # its method was seen to be GET or HEAD
         self.responding: asyncio.Task[None] | None = None  # the Site working out a response
         self.deadline: asyncio.TimerHandle | None = None  # for the handshake under way, if any
         self.fragments: tuple[bytes, ...] = ()  # of a message sent in several frames
@@ -125,12 +126,10 @@ class Connection(asyncio.Protocol):
         state = self.protocol.state
         if state is OPEN and not self.unread and len(data) <= SLICE_BYTES:
             self._receive(data)  # a message or a few: at once
-        elif state is OPEN:
-            self._feed(self.unread + data if self.unread else data)
         elif state is CONNECTING:
             self._request_bytes(data)
-        else:
-            self._receive(data)  # closing: the client's close frame, or what websockets discards
+        else:  # a big read, a read after one left for the next turn, or the closing handshake
+            self._feed(self.unread + data if self.unread else data)
 
     def eof_received(self) -> None:
         # Reading is paused while a read waits for its next turn, so the end of the stream
@@ -155,26 +154,36 @@ class Connection(asyncio.Protocol):
 
     # --- the opening handshake -----------------------------------------------------------
     def _request_bytes(self, data: bytes) -> None:
-        """Screen a request's method, then let websockets parse it. Its parser reads a
+        """Screen a request's method, then let websockets parse the request, and only the
+        request: its parser would go on into frames (and answer a ping before the 101).
+        What came after the request waits in ``head`` for the answer: frames, once the
+        websocket is open; nothing, after a plain HTTP answer. websockets' parser reads a
         request of any method, and a body makes it drop the connection without an answer
         (a form's POST): the client should learn that only GET and HEAD are served."""
+        self.head += data
         if not self.screened:
-            self.head += data
             if len(self.head) < _PEEK:
-                return  # peek at the method: the bytes go to websockets once it is known
-            data, self.head, self.screened = self.head, b"", True
-            if not data.startswith(_REQUEST_STARTS):
+                return  # peek at the method
+            self.screened = True
+            if not self.head.startswith(_REQUEST_STARTS):
+                self.head = b""
                 self._method_not_allowed()
                 return
-        self.protocol.receive_data(data)  # after a response: discarded
-        self._send_out()
+        end = self.head.find(_END_OF_REQUEST)
+        if end < 0 and len(self.head) <= MAX_REQUEST_BYTES:
+            return  # more of the request to come
+        cut = len(self.head) if end < 0 else end + len(_END_OF_REQUEST)
+        request, self.head = self.head[:cut], self.head[cut:]
+        self.protocol.receive_data(request)
         events = self.protocol.events_received()
         if events and isinstance(events[0], Request):
-            self.early = [event for event in events[1:] if isinstance(event, Frame)]
             self.responding = self.loop.create_task(self._respond(events[0]))
             self.transport.pause_reading()  # until the answer is out
-        # else: more of the request to come, or an unreadable one (websockets ends the
-        # stream, with no answer; the opening deadline closes the connection at the latest)
+            return
+        # An unreadable request: websockets answered it (414, 431) or ends the stream.
+        self.head = b""
+        self._send_out()
+        self._reading()  # to see the end of the client's stream
 
     def _method_not_allowed(self) -> None:
         response = http_response(HTTPStatus.METHOD_NOT_ALLOWED, b"method not allowed\n", "text/plain; charset=utf-8")
@@ -184,6 +193,7 @@ class Connection(asyncio.Protocol):
         # sends it, ends its side of the stream and discards what still comes.
         self.protocol.send_response(response)
         self._send_out()
+        self._reading()  # to see the end of the client's stream (websockets discards the rest)
 
     async def _respond(self, request: Request) -> None:
         """Answer ``request`` as the ``Site`` says: over HTTP, or by opening the websocket."""
@@ -197,19 +207,26 @@ class Connection(asyncio.Protocol):
             return  # the client went away meanwhile
         if response is None:
             response = self.protocol.accept(request)  # 101, or websockets' reason not to
-        response.headers["Server"] = SERVER_HEADER
+        if "Server" not in response.headers:
+            response.headers["Server"] = SERVER_HEADER
         self.protocol.send_response(response)
         self._send_out()
-        if self.protocol.state is not OPEN:
-            return  # a plain HTTP answer: websockets ends the stream after it
+        rest, self.head = self.head, b""
+        if self.protocol.state is not OPEN:  # a plain HTTP answer: websockets ends the stream after it
+            self._reading()  # to see the end of the client's (what it sent after is not read)
+            return
         assert self.deadline is not None
         self.deadline.cancel()
         self.deadline = None
-        self.deliver = self.site.opened(self)
+        try:
+            self.deliver = self.site.opened(self)
+        except Exception:  # a bug: this connection fails, the server carries on
+            log.exception("opening a session failed")
+            self.fail(CloseCode.INTERNAL_ERROR, "internal error")
+            return
         self._reading()
-        early, self.early = self.early, []  # sent before the client saw the 101, with its request
-        for frame in early:
-            self._frame(frame)
+        if rest:  # frames the client sent with its request, before it saw the 101
+            self.data_received(rest)
 
     # --- frames in -----------------------------------------------------------------------
     def _receive(self, data: bytes) -> None:
@@ -229,8 +246,10 @@ class Connection(asyncio.Protocol):
         """Hand ``data`` to websockets a slice at a time, until this turn's budget is spent;
         then keep the rest for the loop's next turn, not reading meanwhile."""
         size, fed, frames = len(data), 0, 0
-        while fed < size and frames < TURN_FRAMES and fed < TURN_BYTES and self.protocol.state is OPEN:
+        while fed < size and frames < TURN_FRAMES and fed < TURN_BYTES:
             # The slice's frames are counted before they are served (websocket pings too).
+            # While closing, websockets still reads up to the client's close frame, then
+            # discards what follows.
             self.protocol.receive_data(data[fed : fed + SLICE_BYTES])
             events = self.protocol.events_received()
             frames += len(events)
@@ -238,13 +257,12 @@ class Connection(asyncio.Protocol):
             for event in events:
                 self._frame(event)  # type: ignore[arg-type]
             fed += SLICE_BYTES
-        if self.protocol.state is not OPEN:  # closing or failed: the rest is not read
-            self.unread = b""
+        # After ``fail`` (no ``deliver`` any more) websockets only discards: nothing to keep.
+        self.unread = data[fed:] if self.deliver is not None and not self.transport.is_closing() else b""
+        if self.unread:
+            self.loop.call_soon(self._next_turn)
+        if self.protocol.state is not OPEN:
             self._watch_close()
-        else:
-            self.unread = data[fed:]
-            if self.unread:
-                self.loop.call_soon(self._next_turn)
         self._reading()
 
     def _next_turn(self) -> None:
@@ -296,9 +314,11 @@ class Connection(asyncio.Protocol):
         transport = self.transport
         if transport.is_closing():
             return
-        if (self.held or self.unread) and self.protocol.state is OPEN:
+        # Once closing, the gateway's hold ends: reading goes on to see the client's close
+        # frame and the end of its stream.
+        if self.unread or (self.held and self.protocol.state is OPEN):
             transport.pause_reading()
-        else:  # once closing, reading goes on to see the end of the client's stream
+        else:
             transport.resume_reading()
 
     # --- frames out ----------------------------------------------------------------------
@@ -324,6 +344,7 @@ class Connection(asyncio.Protocol):
             self.protocol.send_close(code, reason)
             self._send_out()
             self._watch_close()
+            self._reading()
 
     def fail(self, code: CloseCode | int, reason: str) -> None:
         """Close at once: the close frame, then the end of this side's stream. What the
