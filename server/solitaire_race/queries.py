@@ -40,6 +40,15 @@ class Queries:
     def today(self) -> date:
         return utc_day(self.wall_clock())
 
+    def day(self, text: str | None) -> date:
+        """A request's ``date``: today if none; ``bad_request`` if unreadable, ``not_found``
+        if it is still to come."""
+        today = self.today()
+        day = day_of(text) if text else today
+        if day > today:
+            raise p.ProtocolError(p.ErrorCode.NOT_FOUND, f"the challenges of {day} are not announced yet")
+        return day
+
     def game(self, game_id: str) -> Game[Any]:
         """The game of that id, or ``unknown_game``."""
         game = self.games.get(game_id)
@@ -56,10 +65,7 @@ class Queries:
         return await self.planner.challenge(game_id, day)
 
     async def daily(self, day_text: str | None, viewer: int | None) -> dict[str, Any]:
-        today = self.today()
-        day = day_of(day_text) if day_text else today
-        if day > today:
-            raise p.ProtocolError(p.ErrorCode.NOT_FOUND, f"the challenges of {day} are not announced yet")
+        today, day = self.today(), self.day(day_text)
         if day == today:
             # Only on a fresh database are today's deals still being chosen: list those as
             # preparing rather than keep the lobby waiting for the solver.
@@ -69,10 +75,10 @@ class Queries:
         else:
             challenges = {c.game: c for c in await self.store.daily_challenges(day.isoformat())}
         # Yesterday's deals may be practised (with hints) from today's list: said per game.
-        yesterday = (today - timedelta(days=1)).isoformat()
+        yesterday = today - timedelta(days=1)
         practicable: set[str] = set()
-        if day == today and self.practice_open(today - timedelta(days=1)):
-            practicable = {c.game for c in await self.store.daily_challenges(yesterday)}
+        if day == today and self.practice_open(yesterday):
+            practicable = {c.game for c in await self.store.daily_challenges(yesterday.isoformat())}
         out = []
         for game, c in challenges.items():
             item: dict[str, Any] = {"game": game, "name": self.games[game].name if game in self.games else game}
@@ -80,7 +86,7 @@ class Queries:
                 item.update(deal=None, par=None, preparing=True)
             else:
                 item.update(deal=c.deal_number, par=c.par)
-            item["practice_date"] = yesterday if game in practicable else None
+            item["practice_date"] = yesterday.isoformat() if game in practicable else None
             if viewer is not None:
                 item["attempted"] = await self.store.ranked_attempt(game, day.isoformat(), viewer) is not None
             out.append(item)
@@ -95,10 +101,7 @@ class Queries:
             raise p.ProtocolError(p.ErrorCode.BAD_REQUEST, "the deal board needs a deal number")
         day = None
         if board == "daily":
-            when = day_of(date_text) if date_text else self.today()
-            if when > self.today():
-                raise p.ProtocolError(p.ErrorCode.NOT_FOUND, f"the challenges of {when} are not announced yet")
-            day = when.isoformat()
+            day = self.day(date_text).isoformat()
         result = await self.store.leaderboard(
             board, game, deal=deal if board == "deal" else None, date=day, min_games=min_games,
             page=page, page_size=page_size, viewer=viewer,

@@ -26,7 +26,7 @@ from .daily import candidate_deals, utc_day
 from .engine import Game
 from .interpreter import Delivery, Interpreter
 from .observe import Metrics, event
-from .queries import Queries, day_of
+from .queries import Queries
 from .room import Room, RoomError, Status
 from .store import CodeTaken, FinishedRaceRecord, PlayerRecord, RaceRecord, Store
 
@@ -309,10 +309,7 @@ class Races:
     async def start_daily(self, player: PlayerRecord, req: p.StartDaily) -> None:
         player_id, name = player.id, player.name
         game = self.queries.game(req.game)
-        today = self.queries.today()
-        when = today if req.date is None else day_of(req.date)
-        if when > today:
-            raise p.ProtocolError(p.ErrorCode.NOT_FOUND, f"the challenges of {when} are not announced yet")
+        today, when = self.queries.today(), self.queries.day(req.date)
         await self._leave_finished(player_id)
         day = when.isoformat()
         key = (player_id, game.id, day)
@@ -328,13 +325,13 @@ class Races:
             return
         self._free(player_id)
         practice = when < today  # a past day's deal: never ranked, hints allowed (docs/fair-play.md)
-        if practice and not self.queries.practice_open(when):
-            raise p.ProtocolError(
-                p.ErrorCode.NOT_ALLOWED,
-                f"the challenges of {day} can be practised once its last ranked attempts are over "
-                f"({self.config.time_limit_s // 60} minutes after midnight UTC)",
-            )
         if practice:
+            if not self.queries.practice_open(when):
+                raise p.ProtocolError(
+                    p.ErrorCode.NOT_ALLOWED,
+                    f"the challenges of {day} can be practised once its last ranked attempts are over "
+                    f"({self.config.time_limit_s // 60} minutes after midnight UTC)",
+                )
             found = await self.store.find_daily_challenge(game.id, day)
             if found is None:
                 raise p.ProtocolError(p.ErrorCode.NOT_FOUND, f"no daily challenge of {day} for {game.id}")
@@ -354,7 +351,7 @@ class Races:
         await self.interpreter.run(room, room.start_now(player_id, now), reply=(player_id, req.id, "race_started"))
 
     async def hint(self, player: PlayerRecord, req: p.Hint) -> dict[str, Any]:
-        """The next move of a winning line, for unranked practice only: the `hint_result`."""
+        """The next move of a winning line, when practising a past day only: the `hint_result`."""
         player_id = player.id
         room = self._room(player_id)
         if not room.daily or not room.daily["practice"]:

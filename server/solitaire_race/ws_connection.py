@@ -28,7 +28,7 @@ from typing import Protocol, cast
 from websockets.datastructures import Headers
 from websockets.frames import CloseCode, Frame, Opcode
 from websockets.http11 import Request, Response
-from websockets.protocol import CONNECTING, OPEN, State
+from websockets.protocol import CONNECTING, OPEN
 from websockets.server import ServerProtocol
 from websockets.typing import LoggerLike
 
@@ -229,9 +229,9 @@ class Connection(asyncio.Protocol):
             self.data_received(rest)
 
     # --- frames in -----------------------------------------------------------------------
-    def _receive(self, data: bytes) -> None:
+    def _receive(self, data: bytes) -> int:
         """Feed ``data`` to websockets, send what it answers (pongs, a close frame), and
-        serve the frames it found."""
+        serve the frames it found; return how many."""
         protocol = self.protocol
         protocol.receive_data(data)
         events = protocol.events_received()
@@ -241,28 +241,21 @@ class Connection(asyncio.Protocol):
             frame(event)  # type: ignore[arg-type]  # once open, events are frames
         if protocol.state is not OPEN:
             self._watch_close()
+        return len(events)
 
     def _feed(self, data: bytes) -> None:
         """Hand ``data`` to websockets a slice at a time, until this turn's budget is spent;
         then keep the rest for the loop's next turn, not reading meanwhile."""
         size, fed, frames = len(data), 0, 0
         while fed < size and frames < TURN_FRAMES and fed < TURN_BYTES:
-            # The slice's frames are counted before they are served (websocket pings too).
-            # While closing, websockets still reads up to the client's close frame, then
-            # discards what follows.
-            self.protocol.receive_data(data[fed : fed + SLICE_BYTES])
-            events = self.protocol.events_received()
-            frames += len(events)
-            self._send_out()
-            for event in events:
-                self._frame(event)  # type: ignore[arg-type]
+            # Every frame counts (websocket pings too). While closing, websockets still reads
+            # up to the client's close frame, then discards what follows.
+            frames += self._receive(data[fed : fed + SLICE_BYTES])
             fed += SLICE_BYTES
         # After ``fail`` (no ``deliver`` any more) websockets only discards: nothing to keep.
         self.unread = data[fed:] if self.deliver is not None and not self.transport.is_closing() else b""
         if self.unread:
             self.loop.call_soon(self._next_turn)
-        if self.protocol.state is not OPEN:
-            self._watch_close()
         self._reading()
 
     def _next_turn(self) -> None:
@@ -322,10 +315,6 @@ class Connection(asyncio.Protocol):
             transport.resume_reading()
 
     # --- frames out ----------------------------------------------------------------------
-    @property
-    def state(self) -> State:
-        return self.protocol.state
-
     def send_text(self, data: bytes) -> None:
         """Send one message, already encoded as UTF-8; nothing once the websocket closes."""
         if self.protocol.state is OPEN:
