@@ -40,14 +40,14 @@ async def test_one_holder_at_a_time(redis: tuple[Redis, str]) -> None:
 
 async def test_a_renewed_lease_outlives_its_ttl_and_a_lapsed_one_goes_to_another(redis: tuple[Redis, str]) -> None:
     client, prefix = redis
-    a, b = Leases(client, prefix, "a", 300), Leases(client, prefix, "b", 300)
+    a, b = Leases(client, prefix, "a", 1000), Leases(client, prefix, "b", 1000)
     assert await a.take("race:1") and await a.take("race:2")
-    for _ in range(4):  # 0.6 s: twice the ttl, renewed every 150 ms
-        await asyncio.sleep(0.15)
+    for _ in range(6):  # 1.5 s: longer than the ttl, renewed every quarter of it
+        await asyncio.sleep(0.25)
         assert await a.renew(["race:1"]) == set()
     assert await a.holder_of("race:1") == "a"
     assert await a.holder_of("race:2") is None  # not renewed: lapsed
-    await asyncio.sleep(0.4)  # race:1 lapses too
+    await asyncio.sleep(1.2)  # race:1 lapses too
     assert await b.take("race:1")
     assert await a.renew(["race:1", "race:2"]) == {"race:1", "race:2"}  # lost: not taken back
     assert await b.holder_of("race:1") == "b"

@@ -108,8 +108,9 @@ async def test_frames_sent_with_the_request_are_served_after_the_handshake(app: 
 
 
 async def test_stopping_closes_every_connection(tmp_path: Path) -> None:
-    """Signed-in players are told to come back (1012), others that the server goes (1001)."""
-    app = await App.start(make_config(tmp_path))
+    """Signed-in players are told to come back (1012), others that the server goes (1001);
+    a client that answers the close frame is let go then, not at the handshake timeout."""
+    app = await App.start(make_config(tmp_path, handshake_timeout_s=60.0))
     player, stranger = await Client.connect(app), await RawWebSocket.connect(app)
     assert (await player.hello("ann"))["type"] == "welcome"
 
@@ -120,26 +121,26 @@ async def test_stopping_closes_every_connection(tmp_path: Path) -> None:
         return code
 
     waiting = asyncio.create_task(answer_the_close())
-    started = time.monotonic()
-    await app.stop()
+    await asyncio.wait_for(app.stop(), 30)  # bounded well below the 60 s timeout
     assert await waiting == 1001
-    assert time.monotonic() - started < 5  # closed by the handshake, not its timeout (10 s)
     await player.ws.wait_closed()
     assert player.ws.close_code == 1012
     assert not app.server.connections and not app.server.sessions
 
 
-async def test_an_http_exchange_ends_when_the_client_closes(quick: App) -> None:
+async def test_an_http_exchange_ends_when_the_client_closes(tmp_path: Path) -> None:
     """Not at the handshake timeout: the server reads on after its answer, to see the end."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", quick.config.port)
-    writer.write(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-    answer = await asyncio.wait_for(reader.read(), 5)  # the server ends its side after the answer
-    assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b"ok\n")
-    assert answer.count(b"\r\nServer: solitaire-race\r\n") == 1
-    writer.close()
-    started = time.monotonic()
-    for _ in range(100):  # bounded: well within the 0.5 s handshake timeout
-        if not quick.server.connections:
-            break
-        await asyncio.sleep(0.002)
-    assert not quick.server.connections and time.monotonic() - started < 0.4
+    app = await App.start(make_config(tmp_path, handshake_timeout_s=60.0))
+    try:
+        reader, writer = await asyncio.open_connection("127.0.0.1", app.config.port)
+        writer.write(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        answer = await asyncio.wait_for(reader.read(), 5)  # the server ends its side after the answer
+        assert answer.startswith(b"HTTP/1.1 200 ") and answer.endswith(b"ok\n")
+        assert answer.count(b"\r\nServer: solitaire-race\r\n") == 1
+        exchanges = list(app.server.connections)
+        writer.close()
+        # Bounded well below the 60 s timeout: the connection goes with the client's end.
+        await asyncio.wait_for(asyncio.gather(*(c.wait_closed() for c in exchanges)), 30)
+        assert not app.server.connections
+    finally:
+        await app.stop()
