@@ -310,22 +310,13 @@ class Races:
         player_id, name = player.id, player.name
         game = self.queries.game(req.game)
         today, when = self.queries.today(), self.queries.day(req.date)
-        await self._leave_finished(player_id)
         day = when.isoformat()
         key = (player_id, game.id, day)
         current = self.daily_rooms.get(key)
-        if current is not None and current.status is Status.RUNNING:
-            seat = self.seats.get(player_id)
-            if seat is not None and seat is not current:
-                raise p.ProtocolError(p.ErrorCode.ALREADY_IN_RACE, f"leave race {seat.code} first")
-            self.seats[player_id] = current  # the attempt in progress: resume it, clock still running
-            await self.interpreter.run(
-                current, current.join(player_id, name, self.clock()), reply=(player_id, req.id, "race_started")
-            )
-            return
-        self._free(player_id)
+        resuming = current is not None and current.status is Status.RUNNING
         practice = when < today  # a past day's deal: never ranked, hints allowed (docs/fair-play.md)
-        if practice:
+        found = None
+        if practice and not resuming:  # refused before anything changes
             if not self.queries.practice_open(when):
                 raise p.ProtocolError(
                     p.ErrorCode.NOT_ALLOWED,
@@ -335,9 +326,18 @@ class Races:
             found = await self.store.find_daily_challenge(game.id, day)
             if found is None:
                 raise p.ProtocolError(p.ErrorCode.NOT_FOUND, f"no daily challenge of {day} for {game.id}")
-            challenge = found
-        else:
-            challenge = await self.queries.challenge(game.id, today)
+        await self._leave_finished(player_id)
+        if current is not None and resuming:
+            seat = self.seats.get(player_id)
+            if seat is not None and seat is not current:
+                raise p.ProtocolError(p.ErrorCode.ALREADY_IN_RACE, f"leave race {seat.code} first")
+            self.seats[player_id] = current  # the attempt in progress: resume it, clock still running
+            await self.interpreter.run(
+                current, current.join(player_id, name, self.clock()), reply=(player_id, req.id, "race_started")
+            )
+            return
+        self._free(player_id)
+        challenge = found or await self.queries.challenge(game.id, today)
         limit = self.config.time_limit_s
         record = await self._new_race_record(game.id, challenge.deal_number, True, player_id, limit, daily_date=day)
         ranked = not practice and await self.store.claim_daily_attempt(
