@@ -2,7 +2,9 @@
 
 ``App.start(config)`` opens the database (migrating it to the latest schema), builds the
 server's parts (the queries, the races, identity, the connection gateway), resumes the
-lobbies and races left by the last run, starts the server and returns once it listens;
+lobbies and races left by the last run, starts the server and returns once it listens.
+With ``config.redis_url`` it is one node of a cluster (docs/cluster.md): it joins the
+cluster once it listens, and adopts the races no node runs instead of resuming them all;
 ``App.stop()`` tells the clients to reconnect, closes the connections, then the database
 (after the last move-log commit). Races and lobbies stay: the next start resumes them.
 ``serve(config)`` runs an App until SIGINT/SIGTERM; ``run(config)`` does so on the event
@@ -23,6 +25,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from . import transport
+from .cluster.node import PLANNER, Cluster
+from .cluster.placement import Placement
 from .config import EVENT_LOOPS, Config
 from .confusables import prototypes
 from .daily_planner import Chooser, DailyPlanner, first_candidate, solver_process
@@ -34,7 +38,7 @@ from .queries import Queries
 from .race_clock import RaceClock
 from .races import Races
 from .recovery import recover
-from .store import Store, display_url
+from .store import Store, database_name, display_url
 
 log = logging.getLogger("solitaire_race")
 
@@ -42,7 +46,7 @@ log = logging.getLogger("solitaire_race")
 class App:
     def __init__(
         self, config: Config, store: Store, planner: DailyPlanner, races: Races, gateway: Gateway,
-        server: transport.Server, clock: RaceClock,
+        server: transport.Server, clock: RaceClock, placement: Placement | None = None,
     ) -> None:
         self.config = config
         self.store = store
@@ -51,6 +55,7 @@ class App:
         self.gateway = gateway
         self.server = server
         self.clock = clock
+        self.placement = placement
 
     @classmethod
     async def start(
@@ -58,8 +63,17 @@ class App:
     ) -> App:
         """``wall_clock`` (UTC) decides the date of daily challenges, and ``choose_daily``
         picks a day's deal (default: from ``config.daily_solver_nodes``); tests inject them."""
-        store = await Store.open(config.db_url, serve=True)  # locked to this process, checked in full first
+        cluster = None
+        if config.redis_url:
+            # Keys under the database's name: two clusters may share a Redis, never a database.
+            cluster = Cluster.connect(
+                config.redis_url, node_id=config.node_id, ttl_s=config.lease_ttl_s,
+                prefix=f"solitaire:{database_name(config.db_url)}:",
+            )
+        # Locked to this process (checked in full first), unless it is a node of a cluster.
+        store = await Store.open(config.db_url, serve=True, shared=cluster is not None)
         planner: DailyPlanner | None = None
+        placement: Placement | None = None
         clock = RaceClock()
         try:
             secret = config.secret.encode("utf-8") if config.secret else await store.deal_secret()
@@ -70,7 +84,10 @@ class App:
                 nodes = config.daily_solver_nodes
                 choose_daily = solver_process(secret, nodes) if nodes > 0 else first_candidate(secret)
             games = all_games()
-            planner = DailyPlanner(store, list(games), choose_daily, wall_clock, fallback=first_candidate(secret))
+            planner = DailyPlanner(
+                store, list(games), choose_daily, wall_clock, fallback=first_candidate(secret),
+                lead=None if cluster is None else cluster.leads(PLANNER),
+            )
             queries = Queries(
                 store=store, games=games, planner=planner, wall_clock=wall_clock, time_limit_s=config.time_limit_s
             )
@@ -85,20 +102,30 @@ class App:
                 config=config, clock=time.monotonic, identity=Identity(store, wall_clock), queries=queries,
                 races=races, outbox=outbox, metrics=metrics,
             )
-            await recover(races)
+            if cluster is None:
+                await recover(races)
+            else:  # the races no node runs are adopted once this node has joined (below)
+                races.placement = placement = Placement(races, cluster)
             prototypes()  # the confusables data for names, read now rather than in the first hello
             races.start()
             planner.start()
             server = await transport.start(gateway, config)
+            config = config.with_public_url(server.port)
+            races.config = gateway.config = config
+            if cluster is not None and placement is not None:
+                await cluster.start(ws_url(config.node_url), placement.lost)
+                placement.start()
         except BaseException:
             clock.stop()
+            if placement is not None:
+                await placement.close()
             if planner is not None:
                 await planner.close()
             await store.close()
+            if cluster is not None:
+                await cluster.close()
             raise
-        config = config.with_public_url(server.port)
-        races.config = gateway.config = config
-        return cls(config, store, planner, races, gateway, server, clock)
+        return cls(config, store, planner, races, gateway, server, clock, placement)
 
     @property
     def url(self) -> str:
@@ -106,7 +133,7 @@ class App:
 
     @property
     def ws_url(self) -> str:
-        return self.config.public_url.replace("http", "ws", 1) + transport.WS_PATH
+        return ws_url(self.config.public_url)
 
     async def stop(self) -> None:
         self.races.shutdown()  # first: connections closing now leave their rooms as they are
@@ -117,11 +144,20 @@ class App:
         self.server.close()
         await self.server.wait_closed()
         self.clock.stop()
+        if self.placement is not None:
+            await self.placement.close()
         await self.store.close()
+        if self.placement is not None:  # after the last write: other nodes adopt its races now
+            await self.placement.cluster.close()
 
 
 class EventLoopUnavailable(RuntimeError):
     """``event_loop="uvloop"`` where uvloop is not installed."""
+
+
+def ws_url(http_url: str) -> str:
+    """The websocket address of the server at ``http_url``."""
+    return http_url.replace("http", "ws", 1) + transport.WS_PATH
 
 
 def loop_factory(name: str) -> tuple[str, Callable[[], asyncio.AbstractEventLoop]]:

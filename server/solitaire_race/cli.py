@@ -223,6 +223,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         **_rate_limit(args.rate_limit),
         new_players_per_hour=args.new_players_per_hour,
         event_loop=args.loop,
+        redis_url=args.redis or os.environ.get("SOLITAIRE_RACE_REDIS"),
+        node_id=args.node_id,
+        node_url=args.node_url,
+        lease_ttl_s=args.lease_ttl,
+        client_address_header=args.client_address_header,
     )
     try:
         run(config)
@@ -405,6 +410,24 @@ def build_parser() -> argparse.ArgumentParser:
     srv.add_argument(
         "--loop", choices=EVENT_LOOPS,
         help="event loop (default auto: uvloop where it is installed, else asyncio's own)",
+    )
+    srv.add_argument(
+        "--client-address-header", metavar="NAME",
+        help="behind a reverse proxy that sets it (e.g. X-Real-IP): the header giving the client's address,"
+        " for the limits per address (default: none, the connection's own address)",
+    )
+    srv.add_argument(
+        "--redis", metavar="URL",
+        help="run as one node of a cluster: the Redis the nodes share, e.g. redis://127.0.0.1:6379/0, with a"
+        " PostgreSQL --db (default: $SOLITAIRE_RACE_REDIS; none: one process; docs/cluster.md)",
+    )
+    srv.add_argument("--node-id", help="this node's name in the cluster (default: host name and process id)")
+    srv.add_argument(
+        "--node-url", help="how clients reach this node itself, when races move to it (default: --public-url)"
+    )
+    srv.add_argument(
+        "--lease-ttl", type=float, metavar="S",
+        help="seconds a node keeps its races without renewing (default 6): the failover delay",
     )
     srv.set_defaults(func=cmd_serve)
 

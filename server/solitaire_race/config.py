@@ -36,6 +36,9 @@ class Config:
     rate_burst: int = 40  # ...with bursts up to this many
     abuse_limit: int = 100  # refused messages in a row before the connection is closed
     new_players_per_hour: int = 20  # new identities per client address per hour, in bursts of as many (0: no limit)
+    # Behind a reverse proxy: the request header it puts the client's address in (e.g.
+    # X-Real-IP), else every client would count as the proxy. Only if the proxy sets it.
+    client_address_header: str = ""
     max_rooms_per_player: int = 3  # unfinished races a player has created
     idle_timeout_s: float = 1800.0  # a connection that sends nothing this long is closed
     handshake_timeout_s: float = 10.0  # to open a connection (request to answer), and to close one
@@ -43,11 +46,17 @@ class Config:
     max_send_buffer: int = 1024 * 1024  # bytes queued for a client that does not read
     socket_send_buffer: int = 0  # SO_SNDBUF per connection; 0 keeps the kernel's autotuning
     event_loop: str = "auto"  # uvloop | asyncio | auto: uvloop where it is installed (app.loop_factory)
+    # A cluster (docs/cluster.md): nodes sharing one PostgreSQL database and one Redis.
+    redis_url: str | None = None  # None: one process, the database's only server
+    node_id: str = ""  # this node's name in the cluster (logs, leases); host name and pid if empty
+    node_url: str = ""  # how clients reach this node itself (redirects); public_url if empty
+    lease_ttl_s: float = 6.0  # a node that has not renewed its races for this long loses them
 
     def with_public_url(self, port: int) -> Config:
         """Fill ``public_url`` from the port actually bound (port 0 picks a free one)."""
-        if self.public_url:
-            return replace(self, public_url=self.public_url.rstrip("/"), port=port)
-        host = "127.0.0.1" if self.host in ("", "0.0.0.0", "::") else self.host
-        host = f"[{host}]" if ":" in host else host
-        return replace(self, public_url=f"http://{host}:{port}", port=port)
+        public_url = self.public_url.rstrip("/")
+        if not public_url:
+            host = "127.0.0.1" if self.host in ("", "0.0.0.0", "::") else self.host
+            host = f"[{host}]" if ":" in host else host
+            public_url = f"http://{host}:{port}"
+        return replace(self, public_url=public_url, port=port, node_url=self.node_url.rstrip("/") or public_url)

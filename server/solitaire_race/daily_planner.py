@@ -8,7 +8,9 @@ UTC midnight it prepares the next day's. At 00:00 UTC the new day's challenges a
 in the database; announcing them costs one read.
 
 The first insert of a (game, day) wins, so processes sharing a database agree even if their
-budgets differ. With no solver (``daily_solver_nodes = 0``: tests, or a machine that cannot
+budgets differ. In a cluster only one node chooses (``lead``: it holds the planner's
+lease); the others wait for its choice in the database, and one of them takes the lease
+over if that node dies. With no solver (``daily_solver_nodes = 0``: tests, or a machine that cannot
 spare the CPU) a day's deal is its first candidate and has no par.
 """
 
@@ -34,6 +36,7 @@ class WorkerKilled(RuntimeError):
     """The solver worker was killed by a signal (the server is stopping): choose again at
     the next start rather than settle the day on an unproven deal."""
 RECHECK_S = 600.0  # the planner looks again at least this often (wall clocks can jump)
+FOLLOW_S = 1.0  # a node that does not lead looks this often for the leader's choice
 
 
 def first_candidate(secret: bytes) -> Chooser:
@@ -79,9 +82,10 @@ class DailyPlanner:
 
     def __init__(
         self, store: Store, games: Sequence[str], choose: Chooser, wall_clock: Callable[[], datetime],
-        fallback: Chooser | None = None,
+        fallback: Chooser | None = None, lead: Callable[[], Awaitable[bool]] | None = None,
     ) -> None:
         self.store = store
+        self.lead = lead  # in a cluster: whether this node is (or now becomes) the one that chooses
         self.games = list(games)
         self.choose = choose
         self.fallback = fallback  # if choosing fails: a day must still have its challenge
@@ -121,6 +125,9 @@ class DailyPlanner:
 
     async def _choose_and_store(self, game: str, day: date) -> DailyChallengeRecord:
         found = await self.store.find_daily_challenge(game, day.isoformat())
+        while found is None and self.lead is not None and not await self.lead():
+            await asyncio.sleep(FOLLOW_S)  # another node chooses: its choice lands in the database
+            found = await self.store.find_daily_challenge(game, day.isoformat())
         if found is not None:  # stored between the caller's look and this job's start
             return found
         try:
@@ -154,6 +161,9 @@ class DailyPlanner:
 
     async def _run(self) -> None:
         while True:
+            if self.lead is not None and not await self.lead():
+                await asyncio.sleep(FOLLOW_S)
+                continue
             now = self.wall_clock()
             await self.prepare(utc_day(now))
             now = self.wall_clock().astimezone(UTC)

@@ -332,7 +332,8 @@ class Gateway:
     def _fail(self, session: Session, exc: BaseException, request_id: Any) -> None:
         """Answer a request that failed with ``exc`` with the error message it calls for."""
         if isinstance(exc, p.ProtocolError):
-            self._send_error(session, exc.code, exc.message, exc.request_id if request_id is None else request_id)
+            rid = exc.request_id if request_id is None else request_id
+            self._send_error(session, exc.code, exc.message, rid, **exc.fields)
         elif isinstance(exc, RoomError):
             self._send_error(session, exc.code, exc.message, request_id)
         elif isinstance(exc, Fenced):
@@ -351,9 +352,11 @@ class Gateway:
                       extra={"fields": {"event": "internal_error", "conn": session.id}})
             self._send_error(session, p.ErrorCode.INTERNAL_ERROR, "internal server error", request_id)
 
-    def _send_error(self, session: Session, code: p.ErrorCode | str, message: str, request_id: Any) -> None:
+    def _send_error(
+        self, session: Session, code: p.ErrorCode | str, message: str, request_id: Any, **fields: Any
+    ) -> None:
         self.metrics.counter("solitaire_errors_total", code=p.ErrorCode(code).value).inc()
-        session.peer.send(p.error(code, message, request_id))
+        session.peer.send(p.error(code, message, request_id, **fields))
 
     # --- identity ----------------------------------------------------------------------
     async def _hello(self, session: Session, req: p.Hello) -> None:
@@ -402,7 +405,7 @@ class Gateway:
         return self.queries.list_games()
 
     async def _list_races(self, session: Session, req: p.ListRaces) -> dict[str, Any]:
-        return {"races": self.races.list_races()}
+        return {"races": await self.races.list_races()}
 
     async def _daily(self, session: Session, req: p.Daily) -> dict[str, Any]:
         return await self.queries.daily(req.date, session.player.id if session.player else None)

@@ -250,8 +250,9 @@ class Interpreter:
     def fenced(self, room: Room) -> None:
         """Another server process took the race over (its epoch moved on): this one writes
         nothing more of it. Its racers here are told to join it again, and the room is
-        released; what the room held that was not written is the new owner's to replay."""
-        if room.race_id not in self.epochs:
+        released; what the room held that was not written is the new owner's to replay.
+        (A lobby has no epoch: it is fenced only when this node loses its lease, once.)"""
+        if room.race_id not in self.epochs and room.status is not Status.LOBBY:
             return  # told already
         event(log, "race_fenced", logging.WARNING, race=room.race_id, code=room.code)
         message = p.encode(p.error(p.ErrorCode.RACE_MOVED, RACE_MOVED_MESSAGE))

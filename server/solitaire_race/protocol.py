@@ -66,6 +66,7 @@ class ErrorCode(str, enum.Enum):
     INTERNAL_ERROR = "internal_error"
     STORAGE_UNAVAILABLE = "storage_unavailable"  # retryable: the database cannot be written now
     RACE_MOVED = "race_moved"  # another server process took the race over: join it again
+    RACE_ELSEWHERE = "race_elsewhere"  # the race runs on another node: reconnect to its url, ask again
 
 
 class _Request(msgspec.Struct, tag_field="type", forbid_unknown_fields=True, frozen=True, kw_only=True):
@@ -170,11 +171,12 @@ REQUEST_TYPES = frozenset(cls.__struct_config__.tag for cls in Request.__args__)
 class ProtocolError(Exception):
     """A request that cannot be served; becomes an ``error`` message."""
 
-    def __init__(self, code: ErrorCode, message: str, request_id: Any = None) -> None:
+    def __init__(self, code: ErrorCode, message: str, request_id: Any = None, **fields: Any) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
         self.request_id = request_id
+        self.fields = fields  # more of the error message's fields (race_elsewhere: url, race)
 
 
 _decoder: msgspec.json.Decoder[Request] = msgspec.json.Decoder(Request)
@@ -270,5 +272,5 @@ def reply(message: dict[str, Any], request_id: Any) -> dict[str, Any]:
     return message if request_id is None else {**message, "id": request_id}
 
 
-def error(code: ErrorCode | str, message: str, request_id: Any = None) -> dict[str, Any]:
-    return reply({"type": "error", "code": ErrorCode(code).value, "message": message}, request_id)
+def error(code: ErrorCode | str, message: str, request_id: Any = None, **fields: Any) -> dict[str, Any]:
+    return reply({"type": "error", "code": ErrorCode(code).value, "message": message, **fields}, request_id)

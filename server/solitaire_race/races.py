@@ -15,9 +15,9 @@ import asyncio
 import logging
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from . import protocol as p
 from . import solver
@@ -36,6 +36,24 @@ log = logging.getLogger("solitaire_race.races")
 CODE_ALPHABET = "BCDFGHJKMNPQRTVWXY"
 CODE_LENGTH = 6
 HINT_BUDGET = solver.Budget(nodes=20_000, seconds=2.0, shorten_nodes=0)
+
+
+class Placement(Protocol):
+    """Where races run when this process is one node of a cluster (``cluster/placement.py``);
+    ``Races.placement`` is None on a single process, where every race runs here."""
+
+    async def placed(self, race_id: int) -> None:
+        """A new race, run here: hold it (or raise ``StorageUnavailable``)."""
+
+    async def find(self, race: RaceRecord) -> Room:
+        """The unfinished ``race``'s room here, adopted if no node runs it; or raise
+        ``ProtocolError(RACE_ELSEWHERE)`` with the URL of the node that runs it."""
+
+    def forgotten(self, room: Room) -> None:
+        """A finished room was released: let its race go."""
+
+    async def lobbies(self) -> list[dict[str, Any]]:
+        """The public lobbies of every node."""
 
 
 def new_join_code() -> str:
@@ -61,6 +79,7 @@ class Races:
         self.rooms: dict[str, Room] = {}
         self.seats: dict[int, Room] = {}  # player id -> the room their connection is in
         self.daily_rooms: dict[tuple[int, str, str], Room] = {}  # (player, game, date) -> attempt
+        self.placement: Placement | None = None  # set when this process is a node of a cluster
         self.stopping = False  # shutdown(): connections closing now leave their rooms as they are
         self.interpreter = Interpreter(
             store=store, delivery=delivery, metrics=metrics, clock=clock, wall_clock=wall_clock,
@@ -125,9 +144,13 @@ class Races:
         for player_id in [pid for pid, r in self.seats.items() if r is room]:
             del self.seats[player_id]
         self.interpreter.cancel(room)
+        if self.placement is not None:
+            self.placement.forgotten(room)
 
     # --- the lobby -------------------------------------------------------------------
-    def list_races(self) -> list[dict[str, Any]]:
+    async def list_races(self) -> list[dict[str, Any]]:
+        if self.placement is not None:
+            return await self.placement.lobbies()
         return [r.summary() for r in self.rooms.values() if not r.private and r.open]
 
     async def create_race(self, player: PlayerRecord, req: p.CreateRace) -> None:
@@ -163,13 +186,16 @@ class Races:
             if code in self.rooms:
                 continue
             try:
-                return await self.store.create_race(
+                record = await self.store.create_race(
                     code=code, game=game_id, deal_number=deal, private=private, created_by=player_id,
                     time_limit_s=limit, now=self.wall_clock(),
                     kind="race" if daily_date is None else "daily", daily_date=daily_date,
                 )
             except CodeTaken:
                 continue
+            if self.placement is not None:
+                await self.placement.placed(record.id)
+            return record
         raise RuntimeError("could not find a free join code")
 
     def new_room(self, record: RaceRecord, game: Game[Any], limit: int, daily: dict[str, Any] | None = None) -> Room:
@@ -191,6 +217,10 @@ class Races:
         player_id = player.id
         code = normalize_code(req.code)
         room = self.rooms.get(code)
+        if room is None and self.placement is not None and code:
+            unfinished = await self.store.race_by_code(code)
+            if unfinished is not None and unfinished.status != "finished":
+                room = await self.placement.find(unfinished)  # or raises: it runs on another node
         if room is None:
             finished = await self.store.finished_race(code) if code else None
             if finished is not None and any(r.player_id == player_id for r in finished.results):
@@ -217,16 +247,8 @@ class Races:
              "time_ms": r.time_ms, "moves": r.moves, "home": r.home, "total": r.total}
             for r in finished.results
         ]
-        summary = {
-            "code": race.code, "link": f"{self.config.public_url}/join/{race.code}", "game": race.game,
-            "deal": race.deal_number, "private": race.private, "status": Status.FINISHED.value,
-            "creator_id": race.created_by, "time_limit_s": race.time_limit_s,
-            "max_players": 1 if race.kind == "daily" else self.config.max_players,
-            "players": [
-                {"id": r.player_id, "name": r.player_name, "ready": False, "connected": False}
-                for r in finished.results
-            ],
-        }
+        players = [(r.player_id, r.player_name) for r in finished.results]
+        summary = self.stored_summary(race, players, Status.FINISHED)
         self.delivery.send(player_id, p.reply({"type": "room", "race": summary}, request_id))
         message: dict[str, Any] = {
             "type": "race_finished", "code": race.code, "game": race.game, "deal": race.deal_number, "ranking": ranking,
@@ -235,6 +257,19 @@ class Races:
         if daily is not None:
             message["daily"] = daily
         self.delivery.send(player_id, message)
+
+    def stored_summary(
+        self, race: RaceRecord, players: Sequence[tuple[int, str]], status: Status = Status.LOBBY
+    ) -> dict[str, Any]:
+        """A race's summary (as ``Room.summary``) from what the database holds: who is in it,
+        but not who is ready or connected."""
+        return {
+            "code": race.code, "link": f"{self.config.public_url}/join/{race.code}", "game": race.game,
+            "deal": race.deal_number, "private": race.private, "status": status.value,
+            "creator_id": race.created_by, "time_limit_s": race.time_limit_s,
+            "max_players": 1 if race.kind == "daily" else self.config.max_players,
+            "players": [{"id": pid, "name": name, "ready": False, "connected": False} for pid, name in players],
+        }
 
     async def daily_facts(self, race: RaceRecord, ranked: bool) -> dict[str, Any] | None:
         """The ``daily`` field of a daily attempt's messages (None for a race)."""
@@ -313,6 +348,9 @@ class Races:
         day = when.isoformat()
         key = (player_id, game.id, day)
         current = self.daily_rooms.get(key)
+        if current is None and self.placement is not None:  # an attempt another node may run
+            running = await self.store.running_daily_race(player_id, game.id, day)
+            current = None if running is None else await self.placement.find(running)
         resuming = current is not None and current.status is Status.RUNNING
         practice = when < today  # a past day's deal: never ranked, hints allowed (docs/fair-play.md)
         found = None

@@ -13,6 +13,7 @@ restart reading the move log from its start (docs/database.md).
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 
 from .engine import IllegalMove, NotationError
 from .observe import event
@@ -22,13 +23,14 @@ from .store import RaceRecord
 log = logging.getLogger("solitaire_race.races")
 
 
-async def recover(races: Races) -> None:
-    """Bring back every lobby and running race the database holds."""
+async def recover(races: Races, only: Collection[int] | None = None) -> None:
+    """Bring back every lobby and running race the database holds; with ``only``, those of
+    these race ids (a cluster's node adopting the races of a node that died)."""
     store = races.store
     now, wall = races.clock(), races.wall_clock()
-    for lobby in await store.open_races():
+    for lobby in await store.open_races(only):
         await _recover_lobby(races, lobby.race, lobby.players, now)
-    for saved in await store.running_races():
+    for saved in await store.running_races(only):
         race = saved.race
         game = races.queries.games.get(race.game)
         daily = await races.daily_facts(race, saved.daily_ranked)

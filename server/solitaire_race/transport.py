@@ -130,6 +130,9 @@ class Server:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.config.socket_send_buffer)
         peer = connection.transport.get_extra_info("peername")
         address = str(peer[0]) if isinstance(peer, tuple) and peer else ""
+        header = self.config.client_address_header
+        if header and connection.request is not None:  # behind a proxy that says who its client is
+            address = connection.request.headers.get(header, address).strip()
         session = self.gateway.connect(WebSocketPeer(connection, self.config.max_send_buffer, self._dropped), address)
         self.sessions[connection] = session
         return functools.partial(self.gateway.receive, session)

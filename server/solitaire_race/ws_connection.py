@@ -87,8 +87,8 @@ class Connection(asyncio.Protocol):
     # Slots: thousands of these live at once, and each attribute read is on a move's path.
     __slots__ = (
         "active", "closed", "deadline", "deliver", "fragments", "head", "heard", "heard_at", "held",
-        "loop", "opcode", "ping_sent", "protocol", "quiet_since", "responding", "screened", "site", "timeout",
-        "transport", "unread",
+        "loop", "opcode", "ping_sent", "protocol", "quiet_since", "request", "responding", "screened", "site",
+        "timeout", "transport", "unread",
     )
 
     def __init__(self, site: Site, max_size: int, timeout: float, logger: LoggerLike) -> None:
@@ -99,6 +99,7 @@ class Connection(asyncio.Protocol):
         self.transport: asyncio.Transport = None  # type: ignore[assignment]  # connection_made sets it
         self.closed: asyncio.Future[None] = self.loop.create_future()  # done once the connection is lost
         self.deliver: Callable[[str | bytes], None] | None = None  # set once the websocket is open
+        self.request: Request | None = None  # the handshake's request, once the websocket is open
         self.head = b""  # the request, until its end; then what came after it, until answered
         self.screened = False  # its method was seen to be GET or HEAD
         self.responding: asyncio.Task[None] | None = None  # the Site working out a response
@@ -206,6 +207,7 @@ class Connection(asyncio.Protocol):
         if self.transport.is_closing():
             return  # the client went away meanwhile
         if response is None:
+            self.request = request
             response = self.protocol.accept(request)  # 101, or websockets' reason not to
         if "Server" not in response.headers:
             response.headers["Server"] = SERVER_HEADER

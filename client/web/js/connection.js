@@ -1,5 +1,7 @@
 // The websocket connection: requests matched to replies by id, every message dispatched as an
-// event, and automatic reconnection with backoff when the socket drops.
+// event, and automatic reconnection with backoff when the socket drops. `moveTo` carries on
+// at another server node (where a race runs, docs/cluster.md); a drop comes back home, to
+// the address the page started with, which brings the client to its race wherever it is.
 
 const BACKOFF_MS = [250, 500, 1000, 2000, 4000, 8000];
 
@@ -9,6 +11,7 @@ export class Connection {
    *   server message, onStatus("connecting" | "open" | "closed" | "stopped").
    */
   constructor(url, handlers) {
+    this.home = url;
     this.url = url;
     this.handlers = handlers;
     this.nextId = 1;
@@ -51,6 +54,7 @@ export class Connection {
         return;
       }
       this.handlers.onStatus?.("closed");
+      this.url = this.home;
       const delay = BACKOFF_MS[Math.min(this.failures, BACKOFF_MS.length - 1)];
       this.failures += 1;
       this.timer = setTimeout(() => this.open(), delay);
@@ -74,6 +78,17 @@ export class Connection {
   /** Fire and forget (the reply still reaches onMessage). */
   send(message) {
     this.request(message).catch(() => {});
+  }
+
+  /** Carry on at another node's address: the old socket closes without a reconnection. */
+  moveTo(url) {
+    const old = this.ws;
+    this.ws = null; // its close is not a drop
+    for (const waiter of this.pending.values()) waiter.reject(new Error("connection moved"));
+    this.pending.clear();
+    old?.close();
+    this.url = url;
+    this.open();
   }
 
   /** Come back after a "replaced" stop, when the player asks for it. */

@@ -13,6 +13,7 @@ import { banner, currentScreen, showScreen, toast } from "./ui.js";
 import { $ } from "./util.js";
 
 const CANNOT_JOIN = new Set(["no_such_race", "race_started", "room_full"]);
+const MAX_FOLLOWS = 40; // race_elsewhere answers followed in a row (a race moving takes seconds)
 
 const joinFromUrl = () => location.pathname.match(/^\/join\/([A-Za-z-]{1,16})\/?$/)?.[1]?.toUpperCase() ?? null;
 
@@ -42,6 +43,7 @@ const app = {
     const reply = await this.send({ type: "join_race", code });
     state.joining = false;
     if (reply?.type !== "error" || !CANNOT_JOIN.has(reply.code)) return;
+    banner(""); // not reconnecting to it any more
     if (currentScreen() !== "race") this.leftRace();
     if (!remembered) toast(reply.message);
   },
@@ -76,7 +78,9 @@ const app = {
 const race = new RaceScreen(app);
 
 function onOpen(conn) {
-  banner("");
+  // Back in the race once its room comes (from its node, which may take a few seconds to
+  // adopt it if the last one died): until then, say so.
+  banner(state.race ? "Reconnecting to your race…" : "");
   conn.send({ type: "list_games" });
   const token = storage.get("token");
   if (token) conn.send({ type: "hello", token });
@@ -110,6 +114,8 @@ function onWelcome(m) {
 
 function onRoom(m) {
   const r = m.race;
+  state.follows = 0; // arrived
+  banner("");
   state.race = r;
   storage.set("race", r.code);
   if (location.pathname !== `/join/${r.code}`) history.replaceState(null, "", `/join/${r.code}`);
@@ -146,6 +152,17 @@ function onError(m) {
       break;
     case "not_in_race":
       if (currentScreen() !== "lobby") app.leftRace();
+      return;
+    case "race_elsewhere": // the race runs on another node: carry on there (docs/cluster.md)
+      // Bounded: a node that just died is named until its lease runs out (seconds).
+      if (++state.follows > MAX_FOLLOWS) break;
+      storage.set("race", m.race); // once signed in there, onWelcome joins it
+      // Only on this site (its proxy routes to every node): the page may connect nowhere else.
+      if (m.url && new URL(m.url).host === location.host) app.conn.moveTo(m.url);
+      else setTimeout(() => app.joinRace(m.race, true), 500); // moving: ask again shortly
+      return;
+    case "race_moved": // another node took the race over: join it again, wherever it is now
+      if (state.race?.code) app.joinRace(state.race.code, true);
       return;
   }
   toast(m.message);

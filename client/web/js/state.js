@@ -44,6 +44,8 @@ export const state = {
   race: null,
   /** a join_race is waiting for its answer (its refusal is said by the one who asked) */
   joining: false,
+  /** race_elsewhere answers followed since the last room (a cluster's nodes, bounded) */
+  follows: 0,
   /** @type {Play} */
   play: emptyPlay(),
 };

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..client.connection import DEFAULT_SERVER, KEEPALIVE_S, Connection, Disconnected
+from ..client.connection import DEFAULT_SERVER, KEEPALIVE_S, REQUEST_TIMEOUT_S, Connection, Disconnected
 from ..client.terminal_text import safe_text
 from ..engine import view_changes
 from .policy import Policy
@@ -27,6 +27,7 @@ JOIN_WAIT_S = 60.0  # how long a creating bot waits for the others to join
 START_WAIT_S = 3600.0  # how long a joined bot waits for someone to start the race
 MAX_PLAYERS = 8
 STUCK_WAIT_S = 1.0  # how long a bot with no useful move waits for the server's verdict
+RESUME_DELAYS_S = (0.2, 0.5, 1.0, 1.0, 2.0, 2.0, 3.0, 3.0, 5.0, 5.0)  # ~23 s: more than a node's failover
 
 
 class Pacer:
@@ -161,6 +162,32 @@ class Bot:
             self.conn.events.put_nowait(event)
         return outcome
 
+    async def resume(self, code: str, why: str) -> dict[str, Any]:
+        """Back to race ``code`` after the connection dropped or the race moved to another
+        server node (``race_moved``): through the server the bot first reached, which
+        brings it to the race wherever it runs now. Returns the race's ``race_started``
+        (the view as the server has it) or ``race_finished``."""
+        self.log(f"{self.name}: {why}: back to race {code}")
+        for delay in RESUME_DELAYS_S:
+            await asyncio.sleep(delay)
+            try:
+                if self.conn.closed:
+                    await self.conn.reopen()
+                reply = await self.conn.request({"type": "join_race", "code": code})
+                if reply["type"] != "room":
+                    if reply.get("code") in ("storage_unavailable", "race_moved"):
+                        continue
+                    raise BotError(f"cannot go back to race {code}: {reply.get('message')}")
+                while True:
+                    event = await self.conn.next_event(timeout=REQUEST_TIMEOUT_S)
+                    if event["type"] in ("race_started", "race_finished"):
+                        return event
+                    if event["type"] == "closed":
+                        break
+            except (Disconnected, TimeoutError):
+                continue
+        raise Disconnected(f"could not go back to race {code}: {why}")
+
     async def play(self, started: dict[str, Any]) -> BotResult:
         """Play the game from ``race_started`` to its end, then wait for the ranking."""
         conn, loop = self.conn, asyncio.get_running_loop()
@@ -171,12 +198,22 @@ class Bot:
         finished: dict[str, Any] | None = None
         self.log(f"{self.name}: race {started['code']} started ({started['game']}, deal {started['deal']})")
         while outcome == "playing" and finished is None:
+            lost = None
             while not conn.events.empty():  # the race may end meanwhile (time limit)
                 event = conn.events.get_nowait()
                 if event["type"] == "race_finished":
                     finished = event
                 elif event["type"] == "closed":
-                    raise Disconnected(event["reason"])
+                    lost = event["reason"]
+                elif event["type"] == "error" and event.get("code") == "race_moved":
+                    lost = event["message"]
+            if finished is None and lost is not None:
+                back = await self.resume(result.code, lost)
+                if back["type"] == "race_finished":
+                    finished = back
+                else:
+                    view, outcome, moves = back["view"], back["outcome"], back["moves"]
+                continue
             if finished is not None:
                 break
             move = policy.choose(view)
@@ -192,11 +229,19 @@ class Bot:
             delay = pacer.wait(loop.time())
             if delay > 0:
                 await asyncio.sleep(delay)
-            reply = await conn.request({"type": "move", "moves": [move]})
+            try:
+                reply = await conn.request({"type": "move", "moves": [move]})
+            except Disconnected as exc:
+                conn.events.put_nowait({"type": "closed", "reason": str(exc)})  # resumed above
+                continue
             if reply["type"] == "error":
                 if reply["code"] in ("game_over", "race_not_running"):  # found stuck, or the time is up
                     outcome = "over"
                     break
+                if reply["code"] in ("race_moved", "storage_unavailable"):
+                    # Not acknowledged: the race (as the server has it) comes back with resume.
+                    conn.events.put_nowait({"type": "error", "code": "race_moved", "message": reply["message"]})
+                    continue
                 raise BotError(f"{reply['code']}: {reply['message']}")
             if reply["rejected"] is not None:
                 # The view said it was legal: a disagreement with the server is a bug here.
@@ -211,8 +256,9 @@ class Bot:
             event = await conn.next_event(timeout=started["time_limit_s"] + 60.0, keepalive_s=KEEPALIVE_S)
             if event["type"] == "race_finished":
                 finished = event
-            elif event["type"] == "closed":
-                raise Disconnected(event["reason"])
+            elif event["type"] == "closed" or (event["type"] == "error" and event.get("code") == "race_moved"):
+                back = await self.resume(result.code, event.get("reason") or event["message"])
+                finished = back if back["type"] == "race_finished" else None
         result.ranking = finished["ranking"]
         for entry in result.ranking:
             if entry["name"] == self.name:

@@ -14,6 +14,14 @@ finish) is not taken for an idle connection.
 
 ``ws_url`` turns whatever a person types as a server into the websocket address.
 
+A server that is one node of a cluster may answer ``race_elsewhere``: the race runs on
+another node, at the ``url`` the error gives. ``request`` follows it without its caller
+noticing: it moves the connection there (signing in again with the token of the last
+``welcome``) and asks again; with no ``url`` (the race is moving to another node), or
+one that does not answer (that node just died), it asks again after a pause. ``reopen``
+connects again where the connection began (after a drop: any node will do, and brings
+the client to the race). The ``events`` queue stays the same across both.
+
 A ``transform`` given to ``open`` sees every message (and the close reason) before anyone
 else does: the terminal client passes ``terminal_text.safe_message`` there, so nothing a
 server sends reaches its screen unescaped.
@@ -38,6 +46,8 @@ WS_PATH = "/ws"
 REQUEST_TIMEOUT_S = 15.0
 RATE_RETRIES = 20  # pauses of 0.05 s doubling up to 1 s: about 15 s in all
 KEEPALIVE_S = 300.0  # a quiet client pings this often while waiting for events
+FOLLOW_TRIES = 30  # race_elsewhere answers followed per request: ~15 s of a race moving
+MOVING_PAUSE_S = 0.5  # before asking again about a race that is moving to another node
 
 
 class Disconnected(ConnectionError):
@@ -72,35 +82,53 @@ def http_url(server: str) -> str:
 class Connection:
     """One player connection: ``request`` for replies, ``events`` for everything else."""
 
-    def __init__(self, ws: ClientConnection, transform: Callable[[Any], Any] | None = None) -> None:
+    def __init__(
+        self, ws: ClientConnection, transform: Callable[[Any], Any] | None = None, home: str = "",
+        timeout: float = 10.0,
+    ) -> None:
         self.ws = ws
         self.transform = transform
+        self.home = home  # where open() connected: reopen() goes back there
+        self.timeout = timeout
+        self.token: str | None = None  # from the last welcome: to sign in again after a move
         self.events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._next_id = 0
         self.close_reason: str | None = None
-        self._reader = asyncio.get_running_loop().create_task(self._read())
+        self._reader = asyncio.get_running_loop().create_task(self._read(ws))
 
     @classmethod
     async def open(
         cls, server: str, timeout: float = 10.0, transform: Callable[[Any], Any] | None = None
     ) -> Connection:
         url = ws_url(server)
-        try:
-            ws = await connect(url, open_timeout=timeout, compression=None, max_size=2**20)
-        except (TimeoutError, OSError) as exc:
-            raise Disconnected(f"cannot reach {url}: {exc or type(exc).__name__}") from None
-        except Exception as exc:  # handshake refused: wrong path, not a race server, ...
-            raise Disconnected(f"cannot open {url}: {exc}") from None
-        return cls(ws, transform)
+        return cls(await _connect(url, timeout), transform, home=url, timeout=timeout)
 
     @property
     def closed(self) -> bool:
         return self._reader.done()
 
-    async def _read(self) -> None:
+    async def move_to(self, server: str) -> None:
+        """Carry on at ``server``: a new socket there, signed in again with the last
+        token; the old one is closed. Requests still waiting on the old one fail."""
+        ws = await _connect(ws_url(server), self.timeout)
+        old, self.ws = self.ws, ws
+        await old.close()
+        await asyncio.gather(self._reader, return_exceptions=True)
+        self.close_reason = None
+        self._reader = asyncio.get_running_loop().create_task(self._read(ws))
+        if self.token is not None:
+            welcome = await self._request_once({"type": "hello", "token": self.token}, self.timeout)
+            if welcome.get("type") != "welcome":
+                raise Disconnected(f"{server} refused this player: {welcome.get('message')}")
+
+    async def reopen(self) -> None:
+        """Connect again where this connection began (after a drop), signed in again."""
+        await self.move_to(self.home)
+
+    async def _read(self, ws: ClientConnection) -> None:
         try:
-            async for raw in self.ws:
+            async for raw in ws:
                 try:
                     message = json.loads(raw)
                 except (TypeError, ValueError):
@@ -110,6 +138,8 @@ class Connection:
                     continue
                 if self.transform is not None:
                     message = self.transform(message)
+                if message.get("type") == "welcome" and isinstance(message.get("token"), str):
+                    self.token = message["token"]
                 rid = message.get("id")
                 future = self._pending.pop(rid, None) if isinstance(rid, int) else None
                 if future is not None and not future.done():
@@ -119,27 +149,54 @@ class Connection:
         except ConnectionClosed:
             pass
         finally:
-            code, why = self.ws.close_code, self.ws.close_reason
+            self._closed(ws)
+
+    def _closed(self, ws: ClientConnection) -> None:
+        """``ws`` is closed: what waits on it fails; if it was this connection's socket
+        (not one it moved away from), a ``closed`` event tells the consumer."""
+        moved = ws is not self.ws
+        if moved:
+            reason = "the connection moved to another server node"
+        else:
+            code, why = ws.close_code, ws.close_reason
             if why and self.transform is not None:
                 why = self.transform(why)
-            self.close_reason = (
+            reason = self.close_reason = (
                 f"connection closed ({code}{': ' + why if why else ''})"
                 if code is not None and code != 1006
                 else "connection lost"
             )
-            for future in self._pending.values():
-                if not future.done():
-                    future.set_exception(Disconnected(self.close_reason))
-            self._pending.clear()
-            self.events.put_nowait({"type": "closed", "reason": self.close_reason})
+        for future in self._pending.values():
+            if not future.done():
+                future.set_exception(Disconnected(reason))
+        self._pending.clear()
+        if not moved:
+            self.events.put_nowait({"type": "closed", "reason": reason})
 
     async def request(self, message: dict[str, Any], timeout: float = REQUEST_TIMEOUT_S) -> dict[str, Any]:
         """Send ``message`` with a fresh id; the server's reply (possibly an ``error``)."""
+        if message.get("type") == "hello" and isinstance(message.get("token"), str):
+            self.token = message["token"]
         reply = await self._request_once(message, timeout)
         for attempt in range(RATE_RETRIES):
             if reply.get("type") != "error" or reply.get("code") != "rate_limited":
                 break
             await asyncio.sleep(min(1.0, 0.05 * 2**attempt))  # the server's budget refills
+            reply = await self._request_once(message, timeout)
+        for _ in range(FOLLOW_TRIES):
+            if reply.get("type") != "error" or reply.get("code") != "race_elsewhere":
+                break
+            url = reply.get("url")
+            try:
+                if not isinstance(url, str) or not url:
+                    raise Disconnected("the race is moving")
+                await self.move_to(url)
+            except Disconnected:
+                # Its node is not answering (it just died; until its lease runs out the
+                # others still name it): ask again here, after a pause.
+                if self.closed:
+                    raise
+                await asyncio.sleep(MOVING_PAUSE_S)
             reply = await self._request_once(message, timeout)
         return reply
 
@@ -185,3 +242,12 @@ class Connection:
     async def close(self) -> None:
         await self.ws.close()
         await asyncio.gather(self._reader, return_exceptions=True)
+
+
+async def _connect(url: str, timeout: float) -> ClientConnection:
+    try:
+        return await connect(url, open_timeout=timeout, compression=None, max_size=2**20)
+    except (TimeoutError, OSError) as exc:
+        raise Disconnected(f"cannot reach {url}: {exc or type(exc).__name__}") from None
+    except Exception as exc:  # handshake refused: wrong path, not a race server, ...
+        raise Disconnected(f"cannot open {url}: {exc}") from None

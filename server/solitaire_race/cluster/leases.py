@@ -63,7 +63,7 @@ class Leases:
     async def holder_of(self, name: str) -> str | None:
         """The node holding ``name`` (its id, without the run's token), or None."""
         value = await self.redis.get(self.key(name))
-        return None if value is None else _text(value).split("/", 1)[0]
+        return None if value is None else text(value).split("/", 1)[0]
 
     async def renew(self, names: Sequence[str]) -> set[str]:
         """Extend every lease of ``names`` this run holds; return those it no longer holds
@@ -72,12 +72,12 @@ class Leases:
             return set()
         lost = await self._renew(keys=[self.key(n) for n in names], args=[self.holder, self.ttl_ms])
         start = len(self.key(""))
-        return {_text(key)[start:] for key in lost}
+        return {text(key)[start:] for key in lost}
 
     async def release(self, name: str) -> bool:
         """Give ``name`` up, if this run holds it."""
         return bool(await self._release(keys=[self.key(name)], args=[self.holder]))
 
 
-def _text(value: bytes | str) -> str:
+def text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value

@@ -5,6 +5,7 @@ back the frozen records below; schema changes go through Alembic (see docs/datab
 """
 
 from .boards import BOARDS
+from .engines import database_name
 from .engines import describe as display_url
 from .errors import (
     CodeTaken,
@@ -63,6 +64,7 @@ __all__ = [
     "StorageUnavailable",
     "Store",
     "StoreError",
+    "database_name",
     "display_url",
     "hash_token",
 ]

@@ -38,6 +38,12 @@ def describe(url: str | URL) -> str:
     return make_url(url).render_as_string(hide_password=True)
 
 
+def database_name(url: str | URL) -> str:
+    """The database's name (a cluster's nodes share their Redis keys by it)."""
+    parsed = make_url(url)
+    return f"{parsed.host or ''}:{parsed.port or ''}/{parsed.database or ''}"
+
+
 def ensure_sqlite_directory(url: str | URL) -> None:
     """Create the parent directory of a SQLite database file, so connecting can create it."""
     path = sqlite_file(make_url(url))

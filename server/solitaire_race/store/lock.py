@@ -88,12 +88,13 @@ PG_LOCK_KEYS = (0x736F6C69, 1)
 
 
 class PostgresServerLock:
-    """One server process per PostgreSQL database, until the cluster mode lets several
-    share one: a session-level advisory lock (``pg_try_advisory_lock``) held on a
-    connection of its own for the server's life. PostgreSQL releases it when that session
-    ends, however it ends: ``release()``, the process's exit, SIGKILL or a crash (the
-    connection drops), so a stale lock never outlives its server. The connection's
-    ``application_name`` names the process, for the message a second server prints."""
+    """One server process per PostgreSQL database, unless it runs as a node of a cluster
+    (``serve --redis``: leases and fencing keep the nodes apart): a session-level
+    advisory lock (``pg_try_advisory_lock``) held on a connection of its own for the
+    server's life. PostgreSQL releases it when that session ends, however it ends:
+    ``release()``, the process's exit, SIGKILL or a crash (the connection drops), so
+    a stale lock never outlives its server. The connection's ``application_name``
+    names the process, for the message a second server prints."""
 
     def __init__(self, engine: Any, conn: Any, database: str) -> None:
         self._engine = engine
@@ -137,7 +138,7 @@ class PostgresServerLock:
             who = f" ({holder})" if holder else ""
             raise DatabaseInUse(
                 f"the PostgreSQL database {database} is in use by another solitaire-race server{who}: "
-                "one database serves one `serve` process (until the cluster mode).\n"
+                "one database serves one `serve` process, unless they all run as nodes of a cluster (--redis).\n"
                 "Stop that server first, or give this one another --db. (The lock is PostgreSQL's advisory lock "
                 "of that server's session: it is released when that process exits, however it exits.)"
             )

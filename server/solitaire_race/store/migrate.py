@@ -14,6 +14,7 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
+from sqlalchemy import text
 from sqlalchemy.engine import URL, Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -23,6 +24,8 @@ log = logging.getLogger(__name__)
 REPO_ROOT = Path(__file__).resolve().parents[3]
 ALEMBIC_INI = REPO_ROOT / "alembic.ini"
 MIGRATIONS_DIR = REPO_ROOT / "migrations"
+# pg_advisory_lock's two keys while migrating: "soli" as the serve lock's (lock.py), then 2.
+MIGRATION_LOCK = {"a": 0x736F6C69, "b": 2}
 
 
 def alembic_config(url: str | URL) -> Config:
@@ -59,8 +62,21 @@ async def upgrade_to_head(engine: AsyncEngine) -> None:
     """
     config = alembic_config(engine.url)
     async with engine.connect() as connection:
-        await connection.run_sync(_upgrade, config, "head")
-        await connection.commit()
+        locked = connection.dialect.name == "postgresql"
+        if locked:
+            # Nodes of a cluster that start together: one migrates, the others wait for it
+            # and then find nothing to do. A session lock, released below (the connection
+            # goes back to the pool) or when the session ends.
+            await connection.execute(text("SELECT pg_advisory_lock(:a, :b)"), MIGRATION_LOCK)
+            await connection.commit()
+        try:
+            await connection.run_sync(_upgrade, config, "head")
+            await connection.commit()
+        finally:
+            if locked:
+                await connection.rollback()
+                await connection.execute(text("SELECT pg_advisory_unlock(:a, :b)"), MIGRATION_LOCK)
+                await connection.commit()
 
 
 # --- SQLite care, used by migrations/env.py -------------------------------------------

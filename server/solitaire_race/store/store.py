@@ -47,13 +47,12 @@ from .records import (
     CODE_MAX_LENGTH,
     OUTCOMES,
     FinishedRaceRecord,
-    OpenRaceRecord,
     PlayerRecord,
     RaceRecord,
     ResultRecord,
-    RunningRaceRecord,
 )
 from .rows import check_time, check_token_hash, join_move_log, race_record, result_record
+from .unfinished import Unfinished
 from .writer import Writer, resolve
 from .writes import (
     check_epoch,
@@ -93,7 +92,7 @@ def _connect_refused(error: BaseException) -> str | None:
 # --- the store ----------------------------------------------------------------------
 
 
-class Store(DailyAndBoards):
+class Store(DailyAndBoards, Unfinished):
     """Async access to the race database. Open with ``await Store.open(url)``.
 
     Reads are short transactions on pooled aiosqlite (or asyncpg) connections, so they run concurrently
@@ -136,7 +135,7 @@ class Store(DailyAndBoards):
             self.commit_observer(rows, seconds, on_loop)
 
     @classmethod
-    async def open(cls, url: str, *, serve: bool = False) -> Self:
+    async def open(cls, url: str, *, serve: bool = False, shared: bool = False) -> Self:
         """Connect, create a SQLite file's directory if needed, and upgrade to head.
 
         Refuses an empty file (``DatabaseUnusable``): opening it would silently make it a
@@ -145,9 +144,13 @@ class Store(DailyAndBoards):
         holds it) and, for a SQLite file, checks the whole file (``integrity.py``) before
         anything writes to it. A PostgreSQL URL (``postgresql+asyncpg://``) gets the
         PostgreSQL writer (``pg_writer.py``) and, for ``serve``, an advisory lock; a
-        PostgreSQL server that cannot be reached is ``DatabaseUnusable``, with the reason."""
+        PostgreSQL server that cannot be reached is ``DatabaseUnusable``, with the reason.
+        ``shared``: a node of a cluster, which shares a PostgreSQL database with the other
+        nodes (no lock: leases and fencing keep them apart, docs/cluster.md)."""
         if engines.is_postgresql(url):
-            return await cls._open_postgresql(url, serve)
+            return await cls._open_postgresql(url, serve and not shared)
+        if shared:
+            raise DatabaseUnusable("a cluster shares a PostgreSQL database: a SQLite file has one server only")
         ensure_sqlite_directory(url)
         path = sqlite_file(make_url(url))
         lock = ServerLock.acquire(path) if serve and path is not None else None
@@ -376,60 +379,6 @@ class Store(DailyAndBoards):
         committed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.log_moves_then(race_id, player_id, entries, functools.partial(resolve, committed), epoch)
         await committed
-
-    async def running_races(self) -> list[RunningRaceRecord]:
-        """Every race left running (by a crash or a restart), with its racers and logs."""
-        async with self._sessions() as session:
-            races = list(await session.scalars(select(Race).where(Race.status == "running").order_by(Race.id)))
-            logs: dict[int, dict[int, list[tuple[int, str, str, int]]]] = {race.id: {} for race in races}
-            if races:
-                # One pass over the journal's tail: from the oldest running race's first entry.
-                tail = min(race.log_from or 0 for race in races)
-                running = select(Race.id).where(Race.status == "running")
-                entries = await session.execute(
-                    select(MoveLog.race_id, MoveLog.player_id, MoveLog.seq, MoveLog.kind, MoveLog.text, MoveLog.at_ms)
-                    .where(MoveLog.id >= tail, MoveLog.race_id.in_(running)).order_by(MoveLog.id)
-                )
-                for race_id, player_id, *entry in entries:
-                    if race_id in logs:  # always, within one read transaction: a guard
-                        logs[race_id].setdefault(player_id, []).append(tuple(entry))  # type: ignore[arg-type]
-            out = []
-            for race in races:
-                players = (
-                    await session.execute(
-                        select(Player.id, Player.name).join(RaceEntry, RaceEntry.player_id == Player.id)
-                        .where(RaceEntry.race_id == race.id).order_by(Player.id)
-                    )
-                ).all()
-                log: dict[int, list[tuple[int, str, str, int]]] = {pid: [] for pid, _ in players} | logs[race.id]
-                ranked = await session.scalar(select(DailyAttempt.date).where(DailyAttempt.race_id == race.id))
-                out.append(
-                    RunningRaceRecord(
-                        race=race_record(race),
-                        players=tuple((pid, name) for pid, name in players),
-                        # By seq; an entry written twice, identical, counts once: on PostgreSQL
-                        # a commit whose answer was lost (the connection dropped) may have
-                        # happened, and the room writes the same entry again with the racer's
-                        # next move. (SQLite always knows whether a commit happened.) Entries
-                        # that differ under one seq are left for the room to refuse.
-                        logs={pid: tuple(sorted(set(entries))) for pid, entries in log.items()},
-                        daily_ranked=ranked is not None,
-                    )
-                )
-            return out
-
-    async def open_races(self) -> list[OpenRaceRecord]:
-        """Every race still in its lobby, with who is in it (``set_race_entries``)."""
-        async with self._sessions() as session:
-            races = list(await session.scalars(select(Race).where(Race.status == "open").order_by(Race.id)))
-            entries = await session.execute(
-                select(RaceEntry.race_id, Player.id, Player.name).join(Player, Player.id == RaceEntry.player_id)
-                .join(Race, Race.id == RaceEntry.race_id).where(Race.status == "open").order_by(Player.id)
-            )
-            players: dict[int, list[tuple[int, str]]] = {race.id: [] for race in races}
-            for race_id, player_id, name in entries:
-                players.setdefault(race_id, []).append((player_id, name))
-            return [OpenRaceRecord(race_record(race), tuple(players[race.id])) for race in races]
 
     async def finished_race(self, code: str) -> FinishedRaceRecord | None:
         """A finished race by its join code, with its results in rank order."""

@@ -1,0 +1,355 @@
+"""A cluster for real: nodes are ``solitaire-race serve --redis`` processes on loopback,
+sharing a real PostgreSQL database (made for the test) and the machine's real Redis (keys
+under the database's name, removed after the test). Nodes are killed with SIGKILL and
+paused with SIGSTOP as a dying or stalled machine would be.
+
+What must hold: a race runs on one node and a client that reaches another is brought to
+it (``race_elsewhere``); when its node dies another adopts it from the move log, and every
+acknowledged move is applied exactly once; a node paused past its lease writes and
+acknowledges nothing more once it runs again; the daily planner runs on one node at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from redis.asyncio import Redis
+
+from solitaire_race.bots.runner import run_bot
+from solitaire_race.client.connection import Connection
+from solitaire_race.cluster.leases import text
+
+from . import databases
+from .conftest import TEST_SECRET, TIMEOUT, Client
+from .databases import Database
+from .support import winnable_deal
+
+REDIS_URL = "redis://127.0.0.1:6379/0"
+GAME = "perseverance"
+DEAL, LINE = winnable_deal(GAME, TEST_SECRET.encode())
+LEASE_TTL_S = 2.0  # short, so that failover takes a few seconds in the tests
+FAILOVER_S = 20.0  # the bound the tests wait for a takeover (it takes ~LEASE_TTL_S + a look)
+
+
+class Node:
+    """``solitaire-race serve`` as one node, in its own process; its output goes to a file
+    (a pipe nobody reads would fill and stop it)."""
+
+    def __init__(self, db_url: str, node_id: str, log_dir: Path, *options: str) -> None:
+        self.node_id = node_id
+        self.log = log_dir / f"{node_id}.log"
+        with self.log.open("w") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "solitaire_race.cli", "serve", "--port", "0", "--secret", TEST_SECRET,
+                 "--db", db_url, "--daily-solver-nodes", "0", "--redis", REDIS_URL, "--node-id", node_id,
+                 "--lease-ttl", str(LEASE_TTL_S), *options],
+                stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            )
+        self.url = ""
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            if match := re.search(r"websocket (ws://[^\s,]+)", self.log.read_text()):
+                self.url = match.group(1)
+                return
+            time.sleep(0.05)
+        raise AssertionError(f"node {node_id} did not start:\n{self.log.read_text()[-3000:]}")
+
+    def signal(self, sig: signal.Signals) -> None:
+        self.proc.send_signal(sig)
+        if sig == signal.SIGKILL:
+            self.proc.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+
+    def events(self, name: str) -> int:
+        return self.log.read_text().count(f'"event": "{name}"')
+
+
+@pytest.fixture
+def pg(tmp_path: Path) -> Iterator[Database]:
+    with databases.database("postgresql", tmp_path) as made:
+        yield made
+
+
+@pytest.fixture
+async def cluster(pg: Database, tmp_path: Path) -> AsyncIterator[Callable[..., Node]]:
+    """Starts nodes (``cluster(node_id, *more_serve_options)``) on the test's database;
+    stops them all, and empties the test's Redis keys, at the end."""
+    nodes: list[Node] = []
+
+    def start(node_id: str, *options: str) -> Node:
+        nodes.append(Node(pg.url, node_id, tmp_path, *options))
+        return nodes[-1]
+
+    yield start
+    for node in nodes:
+        node.stop()
+    redis = Redis.from_url(REDIS_URL)
+    try:
+        keys = [key async for key in redis.scan_iter(match=f"solitaire:*/{pg.name}:*")]
+        if keys:
+            await redis.delete(*keys)
+    finally:
+        await redis.aclose()
+
+
+async def lease_holder(pg: Database, name: str) -> str | None:
+    redis = Redis.from_url(REDIS_URL)
+    try:
+        keys = [key async for key in redis.scan_iter(match=f"solitaire:*/{pg.name}:lease:{name}")]
+        value = await redis.get(keys[0]) if keys else None
+        return None if value is None else text(value).split("/", 1)[0]
+    finally:
+        await redis.aclose()
+
+
+async def until(check: Callable[[], Any], seconds: float = FAILOVER_S) -> Any:
+    """Poll ``check`` (sync or async) until it returns something true, for at most ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while True:
+        value = check()
+        if asyncio.iscoroutine(value):
+            value = await value
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {seconds} s")
+        await asyncio.sleep(0.1)
+
+
+async def scalar(pg: Database, sql: str, *args: Any) -> Any:
+    rows = await pg.query(sql, *args)
+    return rows[0][0] if rows else None
+
+
+async def _finished(pg: Database, code: str) -> bool:
+    return bool(await scalar(pg, "SELECT status FROM races WHERE code = ?", code) == "finished")
+
+
+async def player(node: Node, name: str) -> Connection:
+    conn = await Connection.open(node.url)
+    assert (await conn.request({"type": "hello", "name": name}))["type"] == "welcome"
+    return conn
+
+
+async def started(conn: Connection) -> dict[str, Any]:
+    """The next race_started event on ``conn``."""
+    while True:
+        event = await conn.next_event(timeout=TIMEOUT)
+        if event["type"] == "race_started":
+            return event
+
+
+async def closed(conn: Connection) -> None:
+    """Read ``conn``'s events up to its ``closed`` (its node died)."""
+    while (await conn.next_event(timeout=TIMEOUT))["type"] != "closed":
+        pass
+
+
+async def play(conn: Connection, moves: tuple[str, ...] | list[str]) -> int:
+    """Play ``moves`` one at a time; return how many were acknowledged."""
+    for i, move in enumerate(moves):
+        reply = await conn.request({"type": "move", "moves": [move]})
+        assert reply["type"] == "move_result" and reply["applied"] == [move], (i, reply)
+    return len(moves)
+
+
+async def test_a_race_made_on_one_node_is_joined_through_another_and_finished_there(
+    cluster: Callable[..., Node], pg: Database
+) -> None:
+    a, b = cluster("a"), cluster("b")
+    host = await player(a, "Hostess")
+    room = await host.request({"type": "create_race", "game": GAME, "deal": DEAL, "private": False})
+    code = room["race"]["code"]
+    # Every node lists it (public lobbies come from the database).
+    listing = await player(b, "Looker")
+    assert [r["code"] for r in (await listing.request({"type": "list_races"}))["races"]] == [code]
+    # Through b, as the protocol says: race_elsewhere, with a's address.
+    raw = await Client.connect(type("At", (), {"ws_url": b.url})())
+    await raw.hello("Rawley")
+    refused = await raw.request({"type": "join_race", "code": code})
+    assert refused["code"] == "race_elsewhere" and refused["url"] == a.url and refused["race"] == code, refused
+    await raw.close()
+    # The client library follows it: the guest, connected to b, ends up in a's room.
+    guest = await player(b, "Guest")
+    assert (await guest.request({"type": "join_race", "code": code}))["type"] == "room"
+    assert (await host.request({"type": "start_race"}))["type"] in ("room", "countdown")
+    await started(host), await started(guest)
+    await play(host, LINE)
+    await play(guest, LINE)
+    await until(lambda: _finished(pg, code), 10)
+    results = await pg.query("SELECT player_id, outcome, moves FROM results r JOIN races ON races.id = r.race_id "
+                             "WHERE races.code = ? ORDER BY player_id", code)
+    assert [(row[1], row[2]) for row in results] == [("won", len(LINE)), ("won", len(LINE))]
+    # The finished race, asked for through b, comes from the database.
+    other = await player(b, "Latecomer")
+    assert (await other.request({"type": "join_race", "code": code}))["code"] == "no_such_race"
+    for conn in (host, guest, listing, other):
+        await conn.close()
+
+
+async def test_a_node_killed_mid_race_its_race_goes_on_on_another_with_every_acknowledged_move_once(
+    cluster: Callable[..., Node], pg: Database
+) -> None:
+    a, b = cluster("a"), cluster("b")
+    host, guest = await player(a, "Hostess"), await player(a, "Guest")
+    code = (await host.request({"type": "create_race", "game": GAME, "deal": DEAL}))["race"]["code"]
+    assert (await guest.request({"type": "join_race", "code": code}))["type"] == "room"
+    await host.request({"type": "start_race"})
+    await started(host), await started(guest)
+    half = len(LINE) // 2
+    await play(host, LINE[:half])
+    await play(guest, LINE[:3])
+    race_id = await scalar(pg, "SELECT id FROM races WHERE code = ?", code)
+    assert await lease_holder(pg, f"race:{race_id}") == "a"
+    a.signal(signal.SIGKILL)
+    killed = time.monotonic()
+    # b adopts the race by itself once a's lease has run out, before anyone asks.
+    await until(lambda: _held_by(pg, race_id, "b"))
+    adopted_after = time.monotonic() - killed
+    for conn in (host, guest):
+        await closed(conn)
+        await conn.move_to(b.url)  # any node: b runs it now
+        assert (await conn.request({"type": "join_race", "code": code}))["type"] == "room"
+    back_host, back_guest = await started(host), await started(guest)
+    # Where each racer was, exactly: nothing acknowledged lost, nothing applied twice.
+    assert back_host["moves"] == half and back_guest["moves"] == 3
+    await play(host, LINE[half:])
+    await play(guest, LINE[3:])
+    await until(lambda: _finished(pg, code), 10)
+    rows = await pg.query("SELECT outcome, moves FROM results r JOIN races ON races.id = r.race_id "
+                          "WHERE races.code = ?", code)
+    assert sorted(rows) == [("won", len(LINE)), ("won", len(LINE))]
+    logged = await pg.query("SELECT player_id, seq, count(*) FROM move_log WHERE race_id = ? AND kind = 'move' "
+                            "GROUP BY player_id, seq HAVING count(*) > 1", race_id)
+    assert logged == []  # one entry per move and racer
+    assert b.events("race_adopted") == 1
+    print(f"adopted {adopted_after:.1f} s after the SIGKILL (lease {LEASE_TTL_S} s)")
+    for conn in (host, guest):
+        await conn.close()
+
+
+async def test_bots_follow_their_race_to_its_node_and_through_its_failover(
+    cluster: Callable[..., Node], pg: Database
+) -> None:
+    a, b = cluster("a"), cluster("b")
+    host = await player(a, "Hostess")
+    code = (await host.request({"type": "create_race", "game": GAME, "deal": DEAL}))["race"]["code"]
+    # Two bots that only know b: joined by code, they are brought to a.
+    bots = [asyncio.ensure_future(run_bot(b.url, f"bot{i}", code=code, speed=8.0)) for i in (1, 2)]
+    await until(lambda: _entries(pg, code, 3), 15)
+    assert (await host.request({"type": "start_race"}))["type"] in ("room", "countdown")
+    await started(host)
+    race_id = await scalar(pg, "SELECT id FROM races WHERE code = ?", code)
+    await until(lambda: _moves_logged(pg, race_id, 6), 15)  # the bots are playing
+    a.signal(signal.SIGKILL)
+    await closed(host)
+    await host.move_to(b.url)
+    assert (await host.request({"type": "join_race", "code": code}))["type"] == "room"
+    await started(host)
+    assert (await host.request({"type": "resign"}))["type"] != "error"
+    results = await asyncio.wait_for(asyncio.gather(*bots), 120)
+    assert {r.code for r in results} == {code}
+    assert all(len(r.ranking) == 3 for r in results), results
+    assert all(r.outcome in ("won", "stuck", "resigned", "timed_out") for r in results), results
+    rows = await pg.query("SELECT count(*) FROM results r JOIN races ON races.id = r.race_id WHERE races.code = ?",
+                          code)
+    assert rows == [(3,)]
+    await host.close()
+
+
+async def _entries(pg: Database, code: str, count: int) -> bool:
+    found = await scalar(pg, "SELECT count(*) FROM race_entries e JOIN races r ON r.id = e.race_id WHERE r.code = ?",
+                         code)
+    return bool(found == count)
+
+
+async def _moves_logged(pg: Database, race_id: int, count: int) -> bool:
+    found = await scalar(pg, "SELECT count(*) FROM move_log WHERE race_id = ? AND kind = 'move'", race_id)
+    return bool(found >= count)
+
+
+async def test_a_node_paused_past_its_lease_acknowledges_nothing_once_it_runs_again(
+    cluster: Callable[..., Node], pg: Database
+) -> None:
+    a, b = cluster("a"), cluster("b")
+    host = await player(a, "Hostess")
+    code = (await host.request({"type": "create_race", "game": GAME, "deal": DEAL}))["race"]["code"]
+    await host.request({"type": "start_race"})
+    await started(host)
+    await play(host, LINE[:4])
+    race_id = await scalar(pg, "SELECT id FROM races WHERE code = ?", code)
+    a.signal(signal.SIGSTOP)
+    try:
+        await until(lambda: _held_by(pg, race_id, "b"))  # adopted while a sleeps
+        # The racer, through b, plays on there.
+        moved = await player(b, "Hostess-again")
+        await moved.close()
+        again = await Connection.open(b.url)
+        assert (await again.request({"type": "hello", "token": host.token}))["type"] == "welcome"
+        assert (await again.request({"type": "join_race", "code": code}))["type"] == "room"
+        assert (await started(again))["moves"] == 4
+        await play(again, LINE[4:6])
+    finally:
+        a.signal(signal.SIGCONT)
+    # a wakes up believing it runs the race, where the racer's next move is LINE[4]: it
+    # is legal there, but writing it fails (a's epoch is old), so it is not acknowledged,
+    # the racer is told race_moved, and nothing of it reaches the move log.
+    # (Or a's lease renewal, due at once on waking, found the lease lost first: the racer
+    # is told race_moved, and the move finds no race here.)
+    reply = await host.request({"type": "move", "moves": [LINE[4]]})
+    assert reply["type"] == "error" and reply["code"] in ("race_moved", "not_in_race"), reply
+    if reply["code"] == "not_in_race":
+        told = [host.events.get_nowait() for _ in range(host.events.qsize())]
+        assert any(m.get("code") == "race_moved" for m in told), told
+    await until(lambda: a.events("race_fenced") >= 1, 10)
+    logged = await pg.query("SELECT seq, text FROM move_log WHERE race_id = ? AND kind = 'move' ORDER BY seq",
+                            race_id)
+    assert [text for _, text in logged] == list(LINE[:6])
+    await again.close()
+    await host.close()
+
+
+async def _held_by(pg: Database, race_id: int, node: str) -> bool:
+    return await lease_holder(pg, f"race:{race_id}") == node
+
+
+async def test_the_daily_planner_runs_on_one_node_and_moves_when_it_dies(
+    cluster: Callable[..., Node], pg: Database
+) -> None:
+    a = cluster("a")
+    await until(lambda: lease_holder(pg, "daily-planner"), 10)
+    b = cluster("b")
+    assert await lease_holder(pg, "daily-planner") == "a"
+    chosen = await scalar(pg, "SELECT count(*) FROM daily_challenges")
+    assert chosen and chosen % 7 == 0  # each game's, once: today's and tomorrow's
+    assert a.events("daily_chosen") == chosen and b.events("daily_chosen") == 0
+    a.signal(signal.SIGKILL)
+    await until(lambda: _planner_is(pg, "b"))
+    # b reads the challenges a chose: a daily attempt through b is today's deal.
+    conn = await player(b, "Dailyn")
+    reply = await conn.request({"type": "start_daily", "game": GAME})
+    assert reply["type"] == "race_started" and reply["daily"]["ranked"] is True, reply
+    await conn.close()
+
+
+async def _planner_is(pg: Database, node: str) -> bool:
+    return await lease_holder(pg, "daily-planner") == node
