@@ -6,12 +6,13 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 TEST_STAMP := $(VENV)/.test-installed-stamp
 CHROMIUM ?= /usr/bin/chromium
+NGINX ?= /usr/sbin/nginx
 
 .PHONY: run test bench
 run: $(STAMP)
 	$(VENV)/bin/solitaire-race serve $(ARGS)
 
-test: $(TEST_STAMP) $(CHROMIUM)
+test: $(TEST_STAMP) $(CHROMIUM) $(NGINX)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	CHROMIUM=$(CHROMIUM) $(VENV)/bin/python -m pytest $(PYTEST_ARGS)
@@ -25,6 +26,11 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 $(CHROMIUM):
 	$(SUDO) apt-get update
 	$(SUDO) apt-get install -y chromium fonts-dejavu-core
+
+# The cluster tests run the cluster profile's reverse proxy (deploy/nginx-cluster.conf).
+$(NGINX):
+	$(SUDO) apt-get update
+	$(SUDO) apt-get install -y nginx-light
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)

@@ -353,3 +353,32 @@ async def test_the_daily_planner_runs_on_one_node_and_moves_when_it_dies(
 
 async def _planner_is(pg: Database, node: str) -> bool:
     return await lease_holder(pg, "daily-planner") == node
+
+
+async def test_the_terminal_client_follows_its_race_to_its_node_and_through_its_failover(
+    cluster: Callable[..., Node], pg: Database, tmp_path: Path
+) -> None:
+    from .test_tui_pty import SGR, expect, spawn
+
+    a, b = cluster("a"), cluster("b")
+    host = await player(a, "Hostess")
+    code = (await host.request({"type": "create_race", "game": GAME, "deal": DEAL}))["race"]["code"]
+    child = spawn(b.url, tmp_path / "config", "--name", "tess", "--join", code)  # knows only b
+    try:
+        await expect(child, "Type ready when you are")  # in the room, which runs on a
+        assert (await host.request({"type": "start_race"}))["type"] in ("room", "countdown")
+        await started(host)
+        await expect(child, "move> ")
+        child.sendline(LINE[0])
+        await expect(child, "✓ " + SGR + re.escape(LINE[0]))
+        a.signal(signal.SIGKILL)
+        await expect(child, "reconnecting")
+        await expect(child, "reconnected")
+        child.sendline(LINE[1])
+        await expect(child, "✓ " + SGR + re.escape(LINE[1]))
+    finally:
+        child.close(force=True)
+    race_id = await scalar(pg, "SELECT id FROM races WHERE code = ?", code)
+    moves = await pg.query("SELECT text FROM move_log WHERE race_id = ? AND kind = 'move' ORDER BY seq", race_id)
+    assert [m for (m,) in moves] == list(LINE[:2])
+    await host.close()

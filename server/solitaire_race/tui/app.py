@@ -149,8 +149,25 @@ class PlayClient:
                 if not await self._reconnect(event["reason"]):
                     return
                 continue
+            if event["type"] == "error" and event.get("code") == "race_moved":
+                await self._rejoin()  # another server node runs the race now: to it, unnoticed
+                continue
             self.on_event(event)
             self.redraw()
+
+    async def _rejoin(self) -> None:
+        """Back into the race on screen, wherever it runs now (the connection follows it)."""
+        code = (self.screen.race or self.screen.room or {}).get("code")
+        if not code:
+            return
+        try:
+            reply = await self.request({"type": "join_race", "code": code})
+        except Disconnected:
+            return  # the events task reconnects, and joins it then
+        if reply["type"] == "room":
+            self.on_event(reply)  # a running race's state follows as race_started
+        else:
+            self.notice("error", reply.get("message", "the race is gone"))
 
     async def request(self, message: dict[str, Any]) -> dict[str, Any]:
         if self.conn is None or self.conn.closed:
