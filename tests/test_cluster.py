@@ -15,6 +15,7 @@ import asyncio
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -22,6 +23,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import asyncpg
 import pytest
 from redis.asyncio import Redis
 
@@ -382,3 +384,139 @@ async def test_the_terminal_client_follows_its_race_to_its_node_and_through_its_
     moves = await pg.query("SELECT text FROM move_log WHERE race_id = ? AND kind = 'move' ORDER BY seq", race_id)
     assert [m for (m,) in moves] == list(LINE[:2])
     await host.close()
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[Callable[[], str]]:
+    """A Redis server of the test's own (the real program), so that it can be killed and
+    started again: ``start()`` (again) returns its URL."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    procs: list[subprocess.Popen[bytes]] = []
+
+    def start() -> str:
+        procs.append(subprocess.Popen(
+            ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        ))
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    return f"redis://127.0.0.1:{port}/0"
+            time.sleep(0.05)
+        raise AssertionError("redis-server did not start")
+
+    yield start
+    for proc in procs:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
+async def test_redis_restarted_mid_race_the_race_stays_and_loses_nothing(
+    cluster: Callable[..., Node], pg: Database, own_redis: Callable[[], str]
+) -> None:
+    redis_url = own_redis()
+    a, b = cluster("a", "--redis", redis_url), cluster("b", "--redis", redis_url)
+    host = await player(a, "Hostess")
+    code = (await host.request({"type": "create_race", "game": GAME, "deal": DEAL}))["race"]["code"]
+    await host.request({"type": "start_race"})
+    await started(host)
+    await play(host, LINE[:3])
+    looker = await player(b, "Looker")
+    subprocess.run(["redis-cli", "-u", redis_url, "shutdown", "nosave"], check=False, capture_output=True)
+    # Moves need the database only: they go on while Redis is down.
+    await play(host, LINE[3:6])
+    # Finding where a race runs needs Redis: a clear, retryable error meanwhile.
+    refused = await looker.request({"type": "join_race", "code": code})
+    assert refused["code"] == "storage_unavailable", refused
+    assert b.events("storage_unavailable") >= 1  # its log says why: Redis cannot be reached
+    own_redis()  # back, empty: every lease is gone
+    await asyncio.sleep(3 * LEASE_TTL_S)  # renewals and looks for orphans, several of each
+    await play(host, LINE[6:])
+    await until(lambda: _finished(pg, code), 10)
+    rows = await pg.query("SELECT outcome, moves FROM results r JOIN races ON races.id = r.race_id "
+                          "WHERE races.code = ?", code)
+    assert rows == [("won", len(LINE))]
+    # The race stayed on a: its lease was taken back, not adopted by b.
+    assert b.events("race_adopted") == 0 and a.events("race_fenced") == 0
+    assert "Traceback" not in a.log.read_text() + b.log.read_text()
+    await host.close()
+    await looker.close()
+
+
+async def test_postgresql_unavailable_for_seconds_clear_errors_and_no_acknowledged_move_lost(
+    cluster: Callable[..., Node], pg: Database
+) -> None:
+    a, _ = cluster("a"), cluster("b")
+    host = await player(a, "Hostess")
+    code = (await host.request({"type": "create_race", "game": GAME, "deal": DEAL}))["race"]["code"]
+    await host.request({"type": "start_race"})
+    await started(host)
+    await play(host, LINE[:3])
+    # The database refuses connections and drops the ones it has, for a few seconds.
+    admin = await asyncpg.connect(databases.ADMIN_URL)
+    await admin.execute(f'ALTER DATABASE "{pg.name}" WITH ALLOW_CONNECTIONS false')
+    await admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1", pg.name)
+    acknowledged = 3
+    refused = 0
+    try:
+        for move in LINE[3:6]:
+            reply = await host.request({"type": "move", "moves": [move]})
+            if reply["type"] == "move_result":
+                acknowledged = reply["moves"]
+            else:
+                assert reply["code"] == "storage_unavailable", reply  # retryable, said clearly
+                refused += 1
+        await asyncio.sleep(3)
+    finally:
+        await admin.execute(f'ALTER DATABASE "{pg.name}" WITH ALLOW_CONNECTIONS true')
+        await admin.close()
+    assert refused >= 1
+    # Back: the moves kept while it was away are saved with the next one, nothing twice.
+    reply = await until(lambda: _move_once(host, LINE[6]), 20)
+    assert reply["moves"] == 7 and reply["moves"] >= acknowledged
+    await play(host, LINE[7:])
+    await until(lambda: _finished(pg, code), 10)
+    race_id = await scalar(pg, "SELECT id FROM races WHERE code = ?", code)
+    logged = await pg.query("SELECT text FROM move_log WHERE race_id = ? AND kind = 'move' ORDER BY seq", race_id)
+    assert [m for (m,) in logged] == list(LINE)
+    assert "Traceback" not in a.log.read_text()  # one line per fault, said as such
+    await host.close()
+
+
+async def _move_once(conn: Connection, move: str) -> dict[str, Any] | None:
+    """The move's move_result, or None while the database is still unavailable."""
+    reply = await conn.request({"type": "move", "moves": [move]})
+    if reply["type"] == "move_result":
+        return reply
+    assert reply["code"] == "storage_unavailable", reply
+    await asyncio.sleep(0.5)
+    return None
+
+
+async def test_a_lobby_outlives_its_node_with_its_players(cluster: Callable[..., Node], pg: Database) -> None:
+    a, b = cluster("a"), cluster("b")
+    host, guest = await player(a, "Hostess"), await player(a, "Guest")
+    code = (await host.request({"type": "create_race", "game": GAME, "deal": DEAL}))["race"]["code"]
+    assert (await guest.request({"type": "join_race", "code": code}))["type"] == "room"
+    a.signal(signal.SIGKILL)
+    for conn in (host, guest):
+        await closed(conn)
+        await conn.move_to(b.url)
+    # The first to ask finds it orphaned (once the lease runs out) and b adopts it.
+    room = await until(lambda: _joined(host, code))
+    assert {p["name"] for p in room["race"]["players"]} == {"Hostess", "Guest"}
+    assert (await guest.request({"type": "join_race", "code": code}))["type"] == "room"
+    assert (await host.request({"type": "start_race"}))["type"] in ("room", "countdown")
+    await started(host), await started(guest)
+    await play(guest, LINE[:2])
+    assert b.events("race_adopted") == 1
+    await host.close()
+    await guest.close()
+
+
+async def _joined(conn: Connection, code: str) -> dict[str, Any] | None:
+    reply = await conn.request({"type": "join_race", "code": code})
+    return reply if reply["type"] == "room" else None

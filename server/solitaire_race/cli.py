@@ -427,7 +427,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     srv.add_argument(
         "--lease-ttl", type=float, metavar="S",
-        help="seconds a node keeps its races without renewing (default 6): the failover delay",
+        help="seconds a node keeps its races without renewing (default 4): failover takes 1-2 of these",
     )
     srv.set_defaults(func=cmd_serve)
 

@@ -50,7 +50,7 @@ class Config:
     redis_url: str | None = None  # None: one process, the database's only server
     node_id: str = ""  # this node's name in the cluster (logs, leases); host name and pid if empty
     node_url: str = ""  # how clients reach this node itself (redirects); public_url if empty
-    lease_ttl_s: float = 6.0  # a node that has not renewed its races for this long loses them
+    lease_ttl_s: float = 4.0  # a node that has not renewed its races for this long loses them
 
     def with_public_url(self, port: int) -> Config:
         """Fill ``public_url`` from the port actually bound (port 0 picks a free one)."""

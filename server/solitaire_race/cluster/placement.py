@@ -6,10 +6,10 @@ for a race this node does not run (``find``) is answered with ``race_elsewhere``
 URL of the node that runs it: the client reconnects there and asks again (the pattern of
 Colyseus' seat reservations; docs/cluster.md says why not relaying frames). A race no
 node holds is an orphan: its node died, or stopped. Whoever finds it first, a request for
-it or this node's periodic look (``adopt_orphans``, every third of the lease), takes its
-lease and resumes it from the database (``recovery.recover``): the move log replayed,
-the race clock placed on the stored start, the epoch raised so that the old owner, if it
-is only paused, writes nothing more.
+it or this node's periodic look (``adopt_orphans``, every half lease, adopting what it
+saw orphaned twice), takes its lease and resumes it from the database
+(``recovery.recover``): the move log replayed, the race clock placed on the stored start,
+the epoch raised so that the old owner, if it is only paused, writes nothing more.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ class Placement:
         self._adopting: dict[int, asyncio.Task[None]] = {}  # one adoption per race at a time
         self._looker: asyncio.Task[None] | None = None
         self._releases: set[asyncio.Task[None]] = set()
+        self._orphans: set[int] = set()  # the races no node held at the last look
 
     async def placed(self, race_id: int) -> None:
         try:
@@ -131,7 +132,7 @@ class Placement:
                 event(log, "orphan_look_failed", logging.WARNING, reason=str(exc))
             except Exception:
                 log.exception("looking for orphaned races failed")
-            await asyncio.sleep(self.cluster.ttl_ms / 3000)
+            await asyncio.sleep(self.cluster.ttl_ms / 2000)
 
     async def adopt_orphans(self) -> list[int]:
         """Adopt every unfinished race no node holds; return their ids."""
@@ -141,11 +142,14 @@ class Placement:
             # A daily attempt claimed but never started is left as it is (recovery.py).
             and not (race.kind == "daily" and race.status == "open")
         }
-        adopted = []
-        for name in await self.cluster.orphans(candidates.keys()):
-            await self._adopt(candidates[name])
-            adopted.append(candidates[name])
-        return adopted
+        orphans = {candidates[name] for name in await self.cluster.orphans(candidates.keys())}
+        # Adopted when seen orphaned twice, half a lease apart: a lease that is missing
+        # only because Redis restarted (empty) is back by then, taken again by its holder
+        # at its next renewal (every third of a lease), and the race stays where it runs.
+        confirmed, self._orphans = orphans & self._orphans, orphans
+        for race_id in sorted(confirmed):
+            await self._adopt(race_id)
+        return sorted(confirmed)
 
     async def close(self) -> None:
         tasks = [t for t in (self._looker, *self._adopting.values()) if t is not None]

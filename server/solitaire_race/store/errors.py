@@ -108,6 +108,7 @@ _PG_STORAGE_CODES = {
     "53100": "disk_full",
     "53200": "out_of_memory",
     "53300": "too_many_connections",
+    "55000": "object_not_in_prerequisite_state",  # a database not accepting connections now (maintenance)
     "55P03": "lock_not_available",  # lock_timeout
     "57014": "query_canceled",  # statement_timeout, or an operator's pg_cancel_backend
     "57P01": "admin_shutdown",  # the server is shutting down, or pg_terminate_backend
