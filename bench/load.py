@@ -411,8 +411,9 @@ async def generate(
 ) -> dict[str, Any]:
     stats = Stats()
     clients: list[Racer] = []
+    urls = url.split(",")  # several servers (bench/cluster.py's nodes): rooms go round them
     for i in range(racers):
-        client = await ws_connect(url)
+        client = await ws_connect(urls[i // room_size % len(urls)])
         racer = Racer(client, f"load{os.getpid()}-{i}")
         if kind == "race":
             welcome = await racer.request({"type": "hello", "name": racer.name[:32]})
@@ -516,10 +517,12 @@ def rss_bytes(pid: int) -> int:
     return 0
 
 
-def start_server(kind: str, db: Path | str, loop: str = "auto") -> tuple[subprocess.Popen[str], str]:
+def start_server(
+    kind: str, db: Path | str, loop: str = "auto", extra: tuple[str, ...] = ()
+) -> tuple[subprocess.Popen[str], str]:
     """Start a server on ``loop`` (``solitaire_race.app.loop_factory``): both servers run
     on the same event loop, so the ratio compares them on one stack. ``db``: a SQLite file,
-    or a database URL."""
+    or a database URL; ``extra``: more of serve's options (bench/cluster.py's nodes)."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     if kind == "echo":
         cmd = [sys.executable, __file__, "echo-server", loop]
@@ -527,7 +530,7 @@ def start_server(kind: str, db: Path | str, loop: str = "auto") -> tuple[subproc
         url = db if isinstance(db, str) else f"sqlite+aiosqlite:///{db}"
         cmd = [sys.executable, "-m", "solitaire_race.cli", "serve", "--port", "0", "--db", url,
                "--secret", SECRET, "--countdown", "0", "--rate-limit", "0", "--new-players-per-hour", "0",
-               "--daily-solver-nodes", "0", "--loop", loop]
+               "--daily-solver-nodes", "0", "--loop", loop, *extra]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
                             preexec_fn=pinned_to(SERVER_CPU))
     for _ in range(200):
@@ -554,28 +557,31 @@ def warm_up(url: str) -> None:
 def run_case(
     kind: str,
     url: str,
-    server: subprocess.Popen[str],
+    server: subprocess.Popen[str] | list[subprocess.Popen[str]],
     racers: int,
     room: int,
     seconds: float,
     rate: float | None,
     player: str = "naive",
 ) -> dict[str, Any]:
+    """One case against ``server`` (or several, whose CPU and memory are summed: a
+    cluster's nodes, with ``url`` their addresses comma-separated)."""
+    servers = server if isinstance(server, list) else [server]
     args = [
         sys.executable, __file__, "generate", url, kind, str(racers), str(room), str(seconds), str(rate or 0), player,
     ]
     gen = subprocess.Popen(args, stdout=subprocess.PIPE, text=True, preexec_fn=pinned_to(GENERATOR_CPU))
-    idle_rss = rss_bytes(server.pid)
+    idle_rss = sum(rss_bytes(s.pid) for s in servers)
     assert gen.stdout is not None
     line = gen.stdout.readline()
     if line.strip() != "READY":
         gen.wait()
         raise RuntimeError(f"generator failed: {line}")
-    busy_rss = rss_bytes(server.pid)
+    busy_rss = sum(rss_bytes(s.pid) for s in servers)
     time.sleep(1.0)  # the generator's warm-up second
-    cpu0, stolen0, t0 = cpu_seconds(server.pid), stolen_seconds(SERVER_CPU), time.perf_counter()
+    cpu0, stolen0, t0 = sum(cpu_seconds(s.pid) for s in servers), stolen_seconds(SERVER_CPU), time.perf_counter()
     out, _ = gen.communicate(timeout=seconds + 600)
-    cpu1, stolen1, t1 = cpu_seconds(server.pid), stolen_seconds(SERVER_CPU), time.perf_counter()
+    cpu1, stolen1, t1 = sum(cpu_seconds(s.pid) for s in servers), stolen_seconds(SERVER_CPU), time.perf_counter()
     result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
     result["server_cpu"] = (cpu1 - cpu0) / (t1 - t0)
     result["steal"] = (stolen1 - stolen0) / (t1 - t0)

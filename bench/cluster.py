@@ -1,0 +1,322 @@
+"""Cluster benchmark: one node on SQLite, one on PostgreSQL, and clusters of nodes on
+PostgreSQL and Redis, under the same load; then failover and capacity.
+
+    python bench/cluster.py [--racers 1000] [--rooms 8] [--seconds 6] [--setups sqlite,pg,1,2,3]
+                            [--failovers 10] [--failover-rooms 100] [--capacity 250,500,1000,2000]
+                            [--db postgresql+asyncpg://postgres@127.0.0.1/solitaire_bench_cluster]
+                            [--redis redis://127.0.0.1:6379/0] [--json FILE]
+
+**Scaling** (``--setups``): ``sqlite`` is one ``serve`` on a SQLite file, ``pg`` one on
+PostgreSQL (a single process: no Redis), and ``N`` a cluster of N nodes (``serve --redis``)
+on PostgreSQL. Every node is pinned to CPU 0 and bench/load.py's load generator to CPU 1,
+with the rooms spread over the nodes (each room's racers all on one node, as they end up
+once the redirect has brought them there): at saturation, and at 2 moves/s per racer.
+Prints moves per second, the server CPU per move (all nodes together; PostgreSQL's own
+processes are not counted), p50/p99 round trips, memory per racer (all nodes), and for
+clusters the **efficiency**: moves per server CPU-second against one cluster node's. On a
+machine with one core for the nodes, N nodes share it: this measures what the cluster
+costs per move, not how far it scales out.
+
+**Failover** (``--failovers``): two nodes; ``--failover-rooms`` rooms of two racers on one
+node, every racer moving once a second. The node is killed (SIGKILL) and its racers
+reconnect to the other (as they would through the proxy), which adopts each room on its
+first request; then the dead node is started again, and the next round kills the node that
+now holds the rooms. Prints, per round, the time from the kill until every room has
+acknowledged a move again, and the acknowledged moves lost (a racer's move count after
+the takeover below the moves the server had acknowledged to it).
+
+**Capacity** (``--capacity``): one cluster node on PostgreSQL, 2 moves/s per racer in
+rooms of 8, stepping the racers up: the p99 at each step, and the largest step under 5 ms
+and under 50 ms.
+
+The PostgreSQL database under ``--db`` is the benchmark's: dropped and made anew for each
+setup, dropped at the end; the Redis keys are under that database's name. Loopback only,
+every loop bounded in count and time. Nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import databases  # bench/databases.py
+import load  # bench/load.py: the load generator, and its server processes
+
+DEFAULT_DB = "postgresql+asyncpg://postgres@127.0.0.1:5432/solitaire_bench_cluster"
+DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
+LEASE_TTL_S = 4.0  # the default (serve --lease-ttl)
+
+
+def fresh(db: str, redis: str) -> None:
+    """A new, empty database, and no Redis keys left under its name (a killed node's
+    leases would name races of the new database's ids)."""
+    from redis.asyncio import Redis
+
+    from solitaire_race.store import database_name
+
+    async def clean() -> None:
+        client = Redis.from_url(redis)
+        try:
+            keys = [key async for key in client.scan_iter(match=f"solitaire:{database_name(db)}:*")]
+            if keys:
+                await client.delete(*keys)
+        finally:
+            await client.aclose()
+
+    databases.recreate(db)
+    asyncio.run(clean())
+
+
+def start_nodes(setup: str, db: str, redis: str, tmp: Path) -> list[tuple[subprocess.Popen[str], str]]:
+    if setup == "sqlite":
+        return [load.start_server("race", tmp / "bench.sqlite3")]
+    fresh(db, redis)
+    if setup == "pg":
+        return [load.start_server("race", db)]
+    return [load.start_server("race", db, extra=("--redis", redis, "--node-id", f"n{i}")) for i in range(int(setup))]
+
+
+def stop(nodes: list[tuple[subprocess.Popen[str], str]]) -> None:
+    for proc, _ in nodes:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+    for proc, _ in nodes:
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def scaling(args: argparse.Namespace) -> list[dict[str, Any]]:
+    print(f"{'setup':<10}{'load':<14}{'moves/s':>9}{'µs cpu/move':>12}{'p50 µs':>9}{'p99 µs':>9}"
+          f"{'KiB/racer':>10}{'efficiency':>11}", flush=True)
+    rows: list[dict[str, Any]] = []
+    per_cpu_one: dict[str, float] = {}  # moves per CPU-second of a one-node cluster, per load
+    for setup in args.setups.split(","):
+        for label, rate in (("saturation", None), ("2 moves/s", 2.0)):
+            with tempfile.TemporaryDirectory() as tmp:
+                nodes = start_nodes(setup, args.db, args.redis, Path(tmp))
+                try:
+                    urls = ",".join(url for _, url in nodes)
+                    for _, url in nodes:
+                        load.warm_up(url)
+                    r = load.run_case("race", urls, [p for p, _ in nodes], args.racers, args.rooms, args.seconds, rate)
+                finally:
+                    stop(nodes)
+            per_cpu = r["per_s"] / r["server_cpu"] if r["server_cpu"] else float("nan")
+            if setup == "1":
+                per_cpu_one[label] = per_cpu
+            efficiency = per_cpu / per_cpu_one[label] if setup.isdigit() and label in per_cpu_one else None
+            row = {"setup": setup, "load": label, **r, "cpu_us_per_move": r["server_cpu"] / r["per_s"] * 1e6,
+                   "efficiency": efficiency}
+            rows.append(row)
+            eff = f"{efficiency:.2f}" if efficiency is not None else ""
+            print(f"{setup:<10}{label:<14}{r['per_s']:>9,.0f}{row['cpu_us_per_move']:>12,.0f}{r['p50_us']:>9,.0f}"
+                  f"{r['p99_us']:>9,.0f}{r['rss_per_racer_kib']:>10.1f}{eff:>11}", flush=True)
+            if r["error_count"]:
+                print(f"    {r['error_count']} errors, e.g. {r['errors'][:3]}", flush=True)
+    return rows
+
+
+# --- failover ------------------------------------------------------------------------------
+
+
+class Mover:
+    """One racer of the failover benchmark: a room's player, moving once a second."""
+
+    def __init__(self, conn: Any, code: str, view: dict[str, Any], rng: random.Random) -> None:
+        self.conn, self.code, self.rng = conn, code, rng
+        self.player = load.Player(view, rng)
+        self.acked = 0  # moves the server acknowledged
+        self.lost = 0
+        self.back_at: float | None = None  # when a move was acknowledged after the last kill
+
+    async def run(self, stop_at: float) -> None:
+        from solitaire_race.client.connection import Disconnected
+
+        while time.perf_counter() < stop_at:
+            move = self.player.next_move()
+            if move is None:
+                return
+            text = self.player.game.format_move(move)
+            try:
+                reply = await self.conn.request({"type": "move", "moves": [text]})
+            except Disconnected:
+                await asyncio.sleep(0.05)
+                continue
+            if reply["type"] == "move_result" and reply["applied"] == [text]:
+                self.player.played(move)
+                self.acked = reply["moves"]
+                if self.back_at is None:
+                    self.back_at = time.perf_counter()
+                if reply["outcome"] != "playing":
+                    return
+            await asyncio.sleep(1.0)
+
+    async def move_to(self, url: str) -> None:
+        """The node died: to ``url``, back into the room; count what the takeover lost."""
+        for _ in range(100):  # bounded: the other node adopts the room within the lease
+            try:
+                await self.conn.move_to(url)
+                reply = await self.conn.request({"type": "join_race", "code": self.code})
+                if reply["type"] != "room":
+                    await asyncio.sleep(0.2)
+                    continue
+                while True:
+                    event = await self.conn.next_event(timeout=10)
+                    if event["type"] == "race_started":
+                        break
+                self.lost += max(0, self.acked - event["moves"])
+                self.player = load.Player(event["view"], self.rng)  # the position as the server has it
+                self.acked = event["moves"]
+                return
+            except Exception:
+                await asyncio.sleep(0.2)
+        raise RuntimeError(f"race {self.code} did not come back")
+
+
+async def failover_rounds(args: argparse.Namespace, urls: list[str], restart: Any) -> list[dict[str, Any]]:
+    from solitaire_race.client.connection import Connection
+
+    rng = random.Random(1)
+    movers: list[Mover] = []
+    owner = 0
+    for room in range(args.failover_rooms):
+        host, guest = await Connection.open(urls[owner]), await Connection.open(urls[owner])
+        for conn, who in ((host, "h"), (guest, "g")):
+            await conn.request({"type": "hello", "name": f"fo-{room}-{who}"})
+        code = (await host.request({"type": "create_race", "game": load.GAME}))["race"]["code"]
+        await guest.request({"type": "join_race", "code": code})
+        await host.request({"type": "start_race"})
+        for conn in (host, guest):
+            while (event := await conn.next_event(timeout=10))["type"] != "race_started":
+                pass
+            movers.append(Mover(conn, code, event["view"], rng))
+    rounds = []
+    for round_no in range(1, args.failovers + 1):
+        stop_at = time.perf_counter() + 3600
+        running = [asyncio.ensure_future(m.run(stop_at)) for m in movers]
+        await asyncio.sleep(3.0)  # moving
+        for m in movers:
+            m.back_at = None
+        killed_at = time.perf_counter()
+        restart(owner, kill=True)
+        owner = 1 - owner
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        await asyncio.gather(*(m.move_to(urls[owner]) for m in movers))
+        running = [asyncio.ensure_future(m.run(stop_at)) for m in movers]
+        deadline = time.perf_counter() + 60
+        while time.perf_counter() < deadline and any(m.back_at is None for m in movers if m.player.next_move()):
+            await asyncio.sleep(0.1)
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        rooms: dict[str, float] = {}
+        for m in movers:
+            if m.back_at is not None:
+                rooms[m.code] = max(rooms.get(m.code, 0.0), m.back_at - killed_at)
+        lost = sum(m.lost for m in movers)
+        worst = max(rooms.values()) if rooms else float("nan")
+        rounds.append({"round": round_no, "rooms_back": len(rooms), "worst_s": worst,
+                       "median_s": statistics.median(rooms.values()) if rooms else float("nan"), "lost": lost})
+        print(f"round {round_no:>2}: {len(rooms)} rooms moving again, the last {worst:.1f} s after the kill "
+              f"(median {rounds[-1]['median_s']:.1f} s); acknowledged moves lost: {lost}", flush=True)
+        restart(1 - owner, kill=False)  # the dead node comes back, empty
+    for m in movers:
+        await m.conn.close()
+    return rounds
+
+
+def failover(args: argparse.Namespace) -> list[dict[str, Any]]:
+    fresh(args.db, args.redis)
+    nodes = [load.start_server("race", args.db, extra=("--redis", args.redis, "--node-id", f"n{i}")) for i in (0, 1)]
+    urls = [url for _, url in nodes]
+    ports = [url.rsplit(":", 1)[1].split("/")[0] for url in urls]
+
+    def restart(i: int, kill: bool) -> None:
+        proc = nodes[i][0]
+        if kill:
+            proc.kill()
+            proc.wait(timeout=10)
+            return
+        # On its old port: the other node's racers were told its address.
+        nodes[i] = load.start_server("race", args.db, extra=("--redis", args.redis, "--node-id", f"n{i}",
+                                                              "--port", ports[i]))
+
+    try:
+        print(f"failover: {args.failover_rooms} rooms of 2 on one of two nodes, 1 move/s per racer, "
+              f"lease {LEASE_TTL_S:g} s", flush=True)
+        return asyncio.run(failover_rounds(args, urls, restart))
+    finally:
+        stop(nodes)
+
+
+def capacity(args: argparse.Namespace) -> dict[str, Any]:
+    steps = [int(n) for n in args.capacity.split(",")]
+    under: dict[str, int | None] = {"5ms": None, "50ms": None}
+    rows = []
+    print("capacity: one cluster node on PostgreSQL, 2 moves/s per racer, rooms of 8", flush=True)
+    for racers in steps:
+        with tempfile.TemporaryDirectory() as tmp:
+            nodes = start_nodes("1", args.db, args.redis, Path(tmp))
+            try:
+                load.warm_up(nodes[0][1])
+                r = load.run_case("race", nodes[0][1], nodes[0][0], racers, 8, args.seconds, 2.0)
+            finally:
+                stop(nodes)
+        rows.append({"racers": racers, **r})
+        print(f"  {racers:>6} racers: {r['per_s']:>7,.0f} moves/s, p50 {r['p50_us']:>7,.0f} µs, "
+              f"p99 {r['p99_us']:>8,.0f} µs, cpu {r['server_cpu']:.0%}", flush=True)
+        for bound, limit in (("5ms", 5000), ("50ms", 50000)):
+            if r["p99_us"] < limit and r["per_s"] >= 1.9 * racers:  # keeping up with the load
+                under[bound] = racers
+    print(f"  racers per node at a p99 under 5 ms: {under['5ms']}; under 50 ms: {under['50ms']}", flush=True)
+    return {"steps": rows, "under": under}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--racers", type=int, default=1000)
+    parser.add_argument("--rooms", type=int, default=8)
+    parser.add_argument("--seconds", type=float, default=6.0)
+    parser.add_argument("--setups", default="sqlite,pg,1,2,3", help="sqlite, pg, and cluster sizes (empty: none)")
+    parser.add_argument("--failovers", type=int, default=10, help="failover rounds (0: none)")
+    parser.add_argument("--failover-rooms", type=int, default=100)
+    parser.add_argument("--capacity", default="250,500,1000,2000", help="racer counts to step through (empty: none)")
+    parser.add_argument("--db", default=DEFAULT_DB, help="a PostgreSQL database the benchmark owns")
+    parser.add_argument("--redis", default=DEFAULT_REDIS)
+    parser.add_argument("--json", help="write the figures to this file")
+    args = parser.parse_args()
+    if not databases.is_postgresql(args.db):
+        parser.error("--db takes a postgresql+asyncpg:// URL")
+    load.raise_fd_limit()
+    results: dict[str, Any] = {}
+    try:
+        if args.setups:
+            results["scaling"] = scaling(args)
+        if args.failovers > 0:
+            results["failover"] = failover(args)
+        if args.capacity:
+            results["capacity"] = capacity(args)
+    finally:
+        asyncio.run(databases.drop(args.db))
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
