@@ -2,7 +2,8 @@
 PostgreSQL and Redis, under the same load; then failover and capacity.
 
     python bench/cluster.py [--racers 1000] [--rooms 8] [--seconds 6] [--setups sqlite,pg,1,2,3]
-                            [--failovers 10] [--failover-rooms 100] [--capacity 250,500,1000,2000]
+                            [--routing 50] [--failovers 10] [--failover-rooms 100]
+                            [--capacity 250,500,1000,2000]
                             [--db postgresql+asyncpg://postgres@127.0.0.1/solitaire_bench_cluster]
                             [--redis redis://127.0.0.1:6379/0] [--json FILE]
 
@@ -18,12 +19,19 @@ machine with one core for the nodes, N nodes share it: this measures what the cl
 costs per move, not how far it scales out.
 
 **Failover** (``--failovers``): two nodes; ``--failover-rooms`` rooms of two racers on one
-node, every racer moving once a second. The node is killed (SIGKILL) and its racers
+node, every racer following a winning line, a move every 2 s (after a takeover its next
+move goes at once). The node is killed (SIGKILL) and its racers
 reconnect to the other (as they would through the proxy), which adopts each room on its
 first request; then the dead node is started again, and the next round kills the node that
 now holds the rooms. Prints, per round, the time from the kill until every room has
 acknowledged a move again, and the acknowledged moves lost (a racer's move count after
 the takeover below the moves the server had acknowledged to it).
+
+**Routing** (``--routing``): what the redirect costs, against what relaying frames over
+Redis would. Joins of a race on node 0 made directly there, and through node 1 (which
+answers ``race_elsewhere``; the client library reconnects to node 0, signs in again and
+joins); and a Redis PUBLISH reaching a subscriber, the hop a relay would add twice to
+every move (there and back). Medians and p99s.
 
 **Capacity** (``--capacity``): one cluster node on PostgreSQL, 2 moves/s per racer in
 rooms of 8, stepping the racers up: the p99 at each step, and the largest step under 5 ms
@@ -55,6 +63,7 @@ import load  # bench/load.py: the load generator, and its server processes
 DEFAULT_DB = "postgresql+asyncpg://postgres@127.0.0.1:5432/solitaire_bench_cluster"
 DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
 LEASE_TTL_S = 4.0  # the default (serve --lease-ttl)
+MOVE_EVERY_S = 2.0  # a failover racer's pace
 
 
 def fresh(db: str, redis: str) -> None:
@@ -133,21 +142,23 @@ def scaling(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 
 class Mover:
-    """One racer of the failover benchmark: a room's player, moving once a second."""
+    """One racer of the failover benchmark: a room's player, moving every ``MOVE_EVERY_S``."""
 
-    def __init__(self, conn: Any, code: str, view: dict[str, Any], rng: random.Random) -> None:
-        self.conn, self.code, self.rng = conn, code, rng
-        self.player = load.Player(view, rng)
+    def __init__(self, conn: Any, code: str, view: dict[str, Any], rng: random.Random, line: list[str]) -> None:
+        self.conn, self.code, self.rng, self.line = conn, code, rng, line
+        self.player = load.Player(view, rng, line)
         self.acked = 0  # moves the server acknowledged
         self.lost = 0
         self.back_at: float | None = None  # when a move was acknowledged after the last kill
+        self.over = False  # its game ended (won, or found stuck): it moves no more
 
     async def run(self, stop_at: float) -> None:
         from solitaire_race.client.connection import Disconnected
 
-        while time.perf_counter() < stop_at:
+        while time.perf_counter() < stop_at and not self.over:
             move = self.player.next_move()
             if move is None:
+                self.over = True
                 return
             text = self.player.game.format_move(move)
             try:
@@ -161,8 +172,12 @@ class Mover:
                 if self.back_at is None:
                     self.back_at = time.perf_counter()
                 if reply["outcome"] != "playing":
+                    self.over = True
                     return
-            await asyncio.sleep(1.0)
+            elif reply["type"] == "error" and reply["code"] in ("game_over", "race_not_running"):
+                self.over = True  # found stuck by the server, or the race ended
+                return
+            await asyncio.sleep(MOVE_EVERY_S)
 
     async def move_to(self, url: str) -> None:
         """The node died: to ``url``, back into the room; count what the takeover lost."""
@@ -178,7 +193,8 @@ class Mover:
                     if event["type"] == "race_started":
                         break
                 self.lost += max(0, self.acked - event["moves"])
-                self.player = load.Player(event["view"], self.rng)  # the position as the server has it
+                # On from the position as the server has it: its move count is our place in the line.
+                self.player = load.Player(event["view"], self.rng, self.line[event["moves"]:])
                 self.acked = event["moves"]
                 return
             except Exception:
@@ -190,24 +206,28 @@ async def failover_rounds(args: argparse.Namespace, urls: list[str], restart: An
     from solitaire_race.client.connection import Connection
 
     rng = random.Random(1)
+    # Winning lines (~100 moves): at a move every 2 s no game ends within ten rounds.
+    pool = load.solved_deals(load.SOLVED_DEALS)
     movers: list[Mover] = []
     owner = 0
     for room in range(args.failover_rooms):
         host, guest = await Connection.open(urls[owner]), await Connection.open(urls[owner])
         for conn, who in ((host, "h"), (guest, "g")):
             await conn.request({"type": "hello", "name": f"fo-{room}-{who}"})
-        code = (await host.request({"type": "create_race", "game": load.GAME}))["race"]["code"]
+        deal, line = pool[room % len(pool)]
+        reply = await host.request({"type": "create_race", "game": load.GAME, "deal": deal})
+        code = reply["race"]["code"]
         await guest.request({"type": "join_race", "code": code})
         await host.request({"type": "start_race"})
         for conn in (host, guest):
             while (event := await conn.next_event(timeout=10))["type"] != "race_started":
                 pass
-            movers.append(Mover(conn, code, event["view"], rng))
+            movers.append(Mover(conn, code, event["view"], rng, line))
     rounds = []
     for round_no in range(1, args.failovers + 1):
         stop_at = time.perf_counter() + 3600
         running = [asyncio.ensure_future(m.run(stop_at)) for m in movers]
-        await asyncio.sleep(3.0)  # moving
+        await asyncio.sleep(2 * MOVE_EVERY_S + 0.5)  # moving
         for m in movers:
             m.back_at = None
         killed_at = time.perf_counter()
@@ -219,21 +239,22 @@ async def failover_rounds(args: argparse.Namespace, urls: list[str], restart: An
         await asyncio.gather(*(m.move_to(urls[owner]) for m in movers))
         running = [asyncio.ensure_future(m.run(stop_at)) for m in movers]
         deadline = time.perf_counter() + 60
-        while time.perf_counter() < deadline and any(m.back_at is None for m in movers if m.player.next_move()):
+        while time.perf_counter() < deadline and any(m.back_at is None for m in movers if not m.over):
             await asyncio.sleep(0.1)
         for task in running:
             task.cancel()
         await asyncio.gather(*running, return_exceptions=True)
         rooms: dict[str, float] = {}
+        still = {m.code for m in movers if not m.over}  # rooms with a game still going
         for m in movers:
-            if m.back_at is not None:
+            if m.back_at is not None and m.code in still:
                 rooms[m.code] = max(rooms.get(m.code, 0.0), m.back_at - killed_at)
         lost = sum(m.lost for m in movers)
         worst = max(rooms.values()) if rooms else float("nan")
-        rounds.append({"round": round_no, "rooms_back": len(rooms), "worst_s": worst,
+        rounds.append({"round": round_no, "rooms": len(still), "rooms_back": len(rooms), "worst_s": worst,
                        "median_s": statistics.median(rooms.values()) if rooms else float("nan"), "lost": lost})
-        print(f"round {round_no:>2}: {len(rooms)} rooms moving again, the last {worst:.1f} s after the kill "
-              f"(median {rounds[-1]['median_s']:.1f} s); acknowledged moves lost: {lost}", flush=True)
+        print(f"round {round_no:>2}: {len(rooms)} of {len(still)} rooms moving again, the last {worst:.1f} s "
+              f"after the kill (median {rounds[-1]['median_s']:.1f} s); acknowledged moves lost: {lost}", flush=True)
         restart(1 - owner, kill=False)  # the dead node comes back, empty
     for m in movers:
         await m.conn.close()
@@ -257,9 +278,63 @@ def failover(args: argparse.Namespace) -> list[dict[str, Any]]:
                                                               "--port", ports[i]))
 
     try:
-        print(f"failover: {args.failover_rooms} rooms of 2 on one of two nodes, 1 move/s per racer, "
+        print(f"failover: {args.failover_rooms} rooms of 2 on one of two nodes, a move every {MOVE_EVERY_S:g} s "
+              "per racer, "
               f"lease {LEASE_TTL_S:g} s", flush=True)
         return asyncio.run(failover_rounds(args, urls, restart))
+    finally:
+        stop(nodes)
+
+
+async def routing_rounds(urls: list[str], redis: str, count: int) -> dict[str, Any]:
+    from redis.asyncio import Redis
+
+    from solitaire_race.client.connection import Connection
+
+    host = await Connection.open(urls[0])
+    await host.request({"type": "hello", "name": "route-host"})
+    times: dict[str, list[float]] = {"direct": [], "redirected": []}
+    for i in range(count):
+        for how, url in (("direct", urls[0]), ("redirected", urls[1])):
+            guest = await Connection.open(url)
+            await guest.request({"type": "hello", "name": f"route-{how[0]}{i}"})
+            code = (await host.request({"type": "create_race", "game": load.GAME}))["race"]["code"]
+            started = time.perf_counter()
+            reply = await guest.request({"type": "join_race", "code": code})
+            times[how].append(time.perf_counter() - started)
+            assert reply["type"] == "room", reply
+            await guest.close()
+            await host.request({"type": "leave_race"})
+    await host.close()
+    publisher, subscriber = Redis.from_url(redis), Redis.from_url(redis)
+    channel = subscriber.pubsub()
+    await channel.subscribe("solitaire-bench:relay")
+    await channel.get_message(timeout=1)
+    hops = []
+    for _ in range(count * 20):
+        sent = time.perf_counter()
+        await publisher.publish("solitaire-bench:relay", "x" * 120)  # about a move's size
+        while (message := await channel.get_message(timeout=1)) is None or message["type"] != "message":
+            pass
+        hops.append(time.perf_counter() - sent)
+    await channel.aclose()  # type: ignore[no-untyped-call]  # redis-py: untyped
+    await publisher.aclose()
+    await subscriber.aclose()
+    times["relay hop"] = hops
+    out = {}
+    for how, values in times.items():
+        values.sort()
+        out[how] = {"p50_ms": values[len(values) // 2] * 1e3, "p99_ms": values[int(len(values) * 0.99)] * 1e3}
+        print(f"  {how:<11} p50 {out[how]['p50_ms']:6.2f} ms   p99 {out[how]['p99_ms']:6.2f} ms", flush=True)
+    return out
+
+
+def routing(args: argparse.Namespace) -> dict[str, Any]:
+    fresh(args.db, args.redis)
+    nodes = [load.start_server("race", args.db, extra=("--redis", args.redis, "--node-id", f"n{i}")) for i in (0, 1)]
+    try:
+        print(f"routing: {args.routing} joins each way; a relay hop {args.routing * 20} times", flush=True)
+        return asyncio.run(routing_rounds([url for _, url in nodes], args.redis, args.routing))
     finally:
         stop(nodes)
 
@@ -295,6 +370,7 @@ def main() -> int:
     parser.add_argument("--setups", default="sqlite,pg,1,2,3", help="sqlite, pg, and cluster sizes (empty: none)")
     parser.add_argument("--failovers", type=int, default=10, help="failover rounds (0: none)")
     parser.add_argument("--failover-rooms", type=int, default=100)
+    parser.add_argument("--routing", type=int, default=50, help="joins each way for the routing figures (0: none)")
     parser.add_argument("--capacity", default="250,500,1000,2000", help="racer counts to step through (empty: none)")
     parser.add_argument("--db", default=DEFAULT_DB, help="a PostgreSQL database the benchmark owns")
     parser.add_argument("--redis", default=DEFAULT_REDIS)
@@ -307,6 +383,8 @@ def main() -> int:
     try:
         if args.setups:
             results["scaling"] = scaling(args)
+        if args.routing > 0:
+            results["routing"] = routing(args)
         if args.failovers > 0:
             results["failover"] = failover(args)
         if args.capacity:

@@ -4,7 +4,8 @@ Runs, in order: the engine benchmark (bench/engine.py), the solver benchmark
 (bench/solver.py, when present), the leaderboard benchmark at one million results
 (bench/leaderboard.py), the move-log commit benchmark (bench/move_log.py), the load
 benchmark against the raw websockets ceiling (bench/load.py), the flood benchmark
-(bench/flood.py) and the soak (bench/soak.py: memory over ten minutes of racing).
+(bench/flood.py), the cluster benchmark (bench/cluster.py: needs the local PostgreSQL and
+Redis) and the soak (bench/soak.py: memory over ten minutes of racing).
 ``--quick`` runs smaller versions of each (a few minutes in all). Every benchmark prints
 its own figures; nothing is asserted.
 """
@@ -34,6 +35,9 @@ def main() -> int:
         ("leaderboard", ["leaderboard.py", "--results", "100000" if args.quick else "1000000"]),
         ("move_log", ["move_log.py", "--commits", "100" if args.quick else "600"]),
         ("load", ["load.py", *(["--racers", "100", "--rooms", "2,8", "--seconds", "3"] if args.quick else [])]),
+        ("cluster", ["cluster.py", *(["--racers", "200", "--seconds", "3", "--setups", "sqlite,pg,1,2",
+                                      "--routing", "10", "--failovers", "2", "--failover-rooms", "20",
+                                      "--capacity", "200,400"] if args.quick else [])]),
         ("soak", ["soak.py", *(["--racers", "40", "--minutes", "1", "--every", "15"] if args.quick else [])]),
         ("flood", ["flood.py", "--seconds", "2" if args.quick else "5"]),
     ]

@@ -50,21 +50,28 @@ class Node:
     def __init__(self, db_url: str, node_id: str, log_dir: Path, *options: str) -> None:
         self.node_id = node_id
         self.log = log_dir / f"{node_id}.log"
-        with self.log.open("w") as out:
+        self.command = [
+            sys.executable, "-m", "solitaire_race.cli", "serve", "--port", "0", "--secret", TEST_SECRET,
+            "--db", db_url, "--daily-solver-nodes", "0", "--redis", REDIS_URL, "--node-id", node_id,
+            "--lease-ttl", str(LEASE_TTL_S), *options,
+        ]
+        self.start()
+
+    def start(self) -> None:
+        """(Again, after a kill: its output goes on in the same file.)"""
+        before = self.log.read_text() if self.log.exists() else ""
+        with self.log.open("a") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "solitaire_race.cli", "serve", "--port", "0", "--secret", TEST_SECRET,
-                 "--db", db_url, "--daily-solver-nodes", "0", "--redis", REDIS_URL, "--node-id", node_id,
-                 "--lease-ttl", str(LEASE_TTL_S), *options],
-                stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                self.command, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"}
             )
         self.url = ""
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and self.proc.poll() is None:
-            if match := re.search(r"websocket (ws://[^\s,]+)", self.log.read_text()):
+            if match := re.search(r"websocket (ws://[^\s,]+)", self.log.read_text()[len(before):]):
                 self.url = match.group(1)
                 return
             time.sleep(0.05)
-        raise AssertionError(f"node {node_id} did not start:\n{self.log.read_text()[-3000:]}")
+        raise AssertionError(f"node {self.node_id} did not start:\n{self.log.read_text()[-3000:]}")
 
     def signal(self, sig: signal.Signals) -> None:
         self.proc.send_signal(sig)
@@ -204,6 +211,15 @@ async def test_a_race_made_on_one_node_is_joined_through_another_and_finished_th
     # The finished race, asked for through b, comes from the database.
     other = await player(b, "Latecomer")
     assert (await other.request({"type": "join_race", "code": code}))["code"] == "no_such_race"
+    # Every node reads the same boards and daily challenges.
+    boards, dailies = [], []
+    for conn in (host, listing):  # on a, on b
+        board = await conn.request({"type": "leaderboard", "board": "deal", "game": GAME, "deal": DEAL})
+        boards.append([(e["name"], e["time_ms"]) for e in board["entries"]])
+        daily = await conn.request({"type": "daily"})
+        dailies.append([(c["game"], c["deal"]) for c in daily["challenges"]])
+    assert boards[0] == boards[1] and sorted(n for n, _ in boards[0]) == ["Guest", "Hostess"]
+    assert dailies[0] == dailies[1] and len(dailies[0]) == 7
     for conn in (host, guest, listing, other):
         await conn.close()
 
@@ -520,3 +536,28 @@ async def test_a_lobby_outlives_its_node_with_its_players(cluster: Callable[...,
 async def _joined(conn: Connection, code: str) -> dict[str, Any] | None:
     reply = await conn.request({"type": "join_race", "code": code})
     return reply if reply["type"] == "room" else None
+
+
+async def test_signing_in_on_one_node_replaces_the_connection_on_another(cluster: Callable[..., Node]) -> None:
+    a, b = cluster("a"), cluster("b")
+    first = await player(a, "Twice")
+    second = await Connection.open(b.url)
+    assert (await second.request({"type": "hello", "token": first.token}))["type"] == "welcome"
+    told = await first.next_event(timeout=TIMEOUT)
+    assert told["type"] == "error" and told["code"] == "replaced", told
+    assert (await first.next_event(timeout=TIMEOUT))["type"] == "closed"
+    assert "4001" in (first.close_reason or "")
+    assert (await second.request({"type": "ping"}))["type"] == "pong"  # the newer one carries on
+    await second.close()
+
+
+async def test_new_identities_are_counted_per_address_across_the_nodes(cluster: Callable[..., Node]) -> None:
+    a, b = cluster("a", "--new-players-per-hour", "3"), cluster("b", "--new-players-per-hour", "3")
+    made = [await player(node, f"New{i}") for i, node in enumerate((a, b, a))]
+    fourth = await Connection.open(b.url)  # b has made one: alone it would allow two more
+    refused = await fourth.request({"type": "hello", "name": "New3"})
+    assert refused["code"] == "rate_limited" and "new players" in refused["message"], refused
+    # Returning players are not new identities.
+    assert (await fourth.request({"type": "hello", "token": made[0].token}))["type"] == "welcome"
+    for conn in (*made, fourth):
+        await conn.close()

@@ -7,6 +7,8 @@ failover."""
 from __future__ import annotations
 
 import asyncio
+import functools
+import random
 import shutil
 import signal
 import socket
@@ -200,3 +202,87 @@ async def test_the_web_client_follows_its_race_to_its_node_and_through_its_failo
     await ann.close()
     await host.close()
 
+
+
+async def test_nodes_killed_again_and_again_every_race_ends_with_each_acknowledged_move_once(
+    site: Callable[..., tuple[str, dict[str, Node]]], pg: Database  # noqa: F811
+) -> None:
+    game = "perseverance"
+    deal, line = winnable_deal(game, TEST_SECRET.encode())
+    url, nodes = site()
+    rng = random.Random(2026)
+    codes: list[str] = []
+    racers: list[tuple[Connection, str]] = []
+    for r in range(3):
+        host, guest = await Connection.open(url), await Connection.open(url)
+        for conn, who in ((host, "h"), (guest, "g")):
+            assert (await conn.request({"type": "hello", "name": f"r{r}{who}"}))["type"] == "welcome"
+        code = (await host.request({"type": "create_race", "game": game, "deal": deal}))["race"]["code"]
+        assert (await guest.request({"type": "join_race", "code": code}))["type"] == "room"
+        await host.request({"type": "start_race"})
+        for conn in (host, guest):
+            await started(conn)
+            racers.append((conn, code))
+        codes.append(code)
+
+    async def rejoin(conn: Connection, code: str, acknowledged: int) -> int:
+        """Back into the race after its node died; the moves the server has for us."""
+        for _ in range(200):  # bounded: ~a minute
+            try:
+                if conn.closed:
+                    await conn.reopen()
+                reply = await conn.request({"type": "join_race", "code": code})
+                if reply["type"] == "room":
+                    moves = int((await started(conn))["moves"])
+                    assert moves >= acknowledged, (code, moves, acknowledged)  # nothing acknowledged lost
+                    return moves
+            except Exception:
+                pass
+            await asyncio.sleep(0.25)
+        raise AssertionError(f"never back in race {code}")
+
+    async def race(conn: Connection, code: str) -> None:
+        done = 0  # moves the server acknowledged, or has after a takeover
+        for _ in range(2000):  # bounded
+            if done == len(line):
+                return
+            try:
+                reply = await conn.request({"type": "move", "moves": [line[done]]})
+            except Exception:
+                done = await rejoin(conn, code, done)
+                continue
+            if reply["type"] == "move_result" and reply["applied"] == [line[done]]:
+                done = reply["moves"]
+                await asyncio.sleep(0.05)  # about 20 moves a second: races outlive the kills
+            elif reply["type"] == "move_result" or reply["code"] in ("race_moved", "not_in_race"):
+                done = await rejoin(conn, code, done)  # the view the server has decides
+            else:
+                assert reply["code"] == "storage_unavailable", reply
+                await asyncio.sleep(0.1)
+        raise AssertionError(f"race {code} did not end")
+
+    playing = [asyncio.ensure_future(race(conn, code)) for conn, code in racers]
+    for _ in range(3):  # a node running a race, killed at a random instant, then started again
+        await asyncio.sleep(rng.uniform(0.5, 2.0))
+        owners = set()
+        for code in codes:
+            race_id = await scalar(pg, "SELECT id FROM races WHERE code = ?", code)
+            owners |= {n for n in nodes if not await _finished(pg, code) and await _held_by(pg, race_id, n)}
+        if not owners:
+            break
+        victim = nodes[rng.choice(sorted(owners))]
+        victim.signal(signal.SIGKILL)
+        await asyncio.sleep(rng.uniform(0.0, 1.0))
+        victim.start()
+    await asyncio.wait_for(asyncio.gather(*playing), 120)
+    for code in codes:
+        await until(functools.partial(_finished, pg, code), 20)
+        rows = await pg.query("SELECT outcome, moves FROM results r JOIN races ON races.id = r.race_id "
+                              "WHERE races.code = ?", code)
+        assert sorted(rows) == [("won", len(line)), ("won", len(line))], (code, rows)
+        race_id = await scalar(pg, "SELECT id FROM races WHERE code = ?", code)
+        twice = await pg.query("SELECT player_id, seq FROM move_log WHERE race_id = ? GROUP BY player_id, seq "
+                               "HAVING count(*) > 1", race_id)
+        assert twice == []
+    for conn, _ in racers:
+        await conn.close()

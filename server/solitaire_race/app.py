@@ -27,6 +27,7 @@ from typing import Any
 from . import transport
 from .cluster.node import PLANNER, Cluster
 from .cluster.placement import Placement
+from .cluster.presence import Presence
 from .config import EVENT_LOOPS, Config
 from .confusables import prototypes
 from .daily_planner import Chooser, DailyPlanner, first_candidate, solver_process
@@ -106,15 +107,17 @@ class App:
                 await recover(races)
             else:  # the races no node runs are adopted once this node has joined (below)
                 races.placement = placement = Placement(races, cluster)
+                gateway.cluster = Presence(cluster.redis, cluster.prefix, cluster.leases.holder)
             prototypes()  # the confusables data for names, read now rather than in the first hello
             races.start()
             planner.start()
             server = await transport.start(gateway, config)
             config = config.with_public_url(server.port)
             races.config = gateway.config = config
-            if cluster is not None and placement is not None:
+            if cluster is not None and placement is not None and isinstance(gateway.cluster, Presence):
                 await cluster.start(ws_url(config.node_url), placement.lost)
                 placement.start()
+                gateway.cluster.start(gateway.signed_in_elsewhere)
         except BaseException:
             clock.stop()
             if placement is not None:
@@ -146,6 +149,8 @@ class App:
         self.clock.stop()
         if self.placement is not None:
             await self.placement.close()
+        if isinstance(self.gateway.cluster, Presence):
+            await self.gateway.cluster.close()
         await self.store.close()
         if self.placement is not None:  # after the last write: other nodes adopt its races now
             await self.placement.cluster.close()

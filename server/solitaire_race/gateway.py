@@ -162,6 +162,14 @@ class Session:
     task: asyncio.Task[None] | None = None  # the request being awaited, if any
 
 
+class ClusterPresence(Protocol):
+    """What the gateway asks of the other nodes of a cluster (``cluster/presence.py``)."""
+
+    async def signed_in(self, player_id: int) -> None: ...
+
+    async def new_identity_allowed(self, address: str, per_hour: int) -> bool | None: ...
+
+
 class Outbox:
     """Who is connected now, by player id: how races reach players (``effects.Delivery``)."""
 
@@ -197,6 +205,7 @@ class Gateway:
         self._next_session = 0
         self._frames_counted = metrics.counter("solitaire_messages_total")
         self._new_identities: dict[str, TokenBucket] = {}  # client address -> its new identities' bucket
+        self.cluster: ClusterPresence | None = None  # on a node of a cluster: what the nodes tell each other
         # Requests answered with data (the reply's fields), and those that act on a race
         # (which answer through the outbox); ``move`` has a path of its own (``_move``).
         self._answers: dict[type, Callable[[Session, Any], Coroutine[Any, Any, dict[str, Any]]]] = {
@@ -363,26 +372,40 @@ class Gateway:
         if session.player is not None:
             raise p.ProtocolError(p.ErrorCode.ALREADY_IDENTIFIED, f"already identified as {session.player.name}")
         if req.token is None and self.config.new_players_per_hour:  # identities are free, but not in bulk
-            self._new_identity_allowed(session.address)
+            await self._new_identity_allowed(session.address)
         player, token = await self.identity.sign_in(req.name, req.token)
         online = self.outbox.online
         older = online.get(player.id)
         if older is not None and older is not session:
-            older.peer.send(p.error(p.ErrorCode.REPLACED, "you signed in from another connection"))
-            older.peer.close(4001, "signed in from another connection")
+            self._replace(older)
             self.races.reconnected(player.id)  # this connection takes over the older one's seat
         session.player = player
         online[player.id] = session
+        if self.cluster is not None:  # and on the other nodes
+            await self.cluster.signed_in(player.id)
         event(log, "identified", conn=session.id, player=player.id, new=token is not None)
         welcome: dict[str, Any] = {"type": "welcome", "player": {"id": player.id, "name": player.name}}
         if token is not None:
             welcome["token"] = token
         session.peer.send(p.reply(welcome, req.id))
 
-    def _new_identity_allowed(self, address: str) -> None:
+    @staticmethod
+    def _replace(older: Session) -> None:
+        older.peer.send(p.error(p.ErrorCode.REPLACED, "you signed in from another connection"))
+        older.peer.close(4001, "signed in from another connection")
+
+    def signed_in_elsewhere(self, player_id: int) -> None:
+        """The player signed in on another node of the cluster: their connection here, if
+        any, is replaced as by a newer one here."""
+        older = self.outbox.online.get(player_id)
+        if older is not None:
+            self._replace(older)
+
+    async def _new_identity_allowed(self, address: str) -> None:
         """At most ``new_players_per_hour`` new identities per client address, in bursts of
-        as many (a family or a classroom behind one address fits). Counted per process; a
-        cluster counts them in Redis."""
+        as many (a family or a classroom behind one address fits). Counted per process, or
+        across a cluster's nodes in Redis (``cluster/presence.py``), this process's count
+        standing in while Redis cannot be reached."""
         now = self.clock()
         per_hour = self.config.new_players_per_hour
         bucket = self._new_identities.get(address)
@@ -390,7 +413,11 @@ class Gateway:
             if len(self._new_identities) >= NEW_IDENTITY_ADDRESSES:  # bounded: full buckets are forgotten
                 self._new_identities = {a: b for a, b in self._new_identities.items() if not b.full(now)}
             bucket = self._new_identities[address] = TokenBucket(per_hour / 3600, per_hour, now)
-        if not bucket.allow(now):
+        allowed = bucket.allow(now)
+        if self.cluster is not None:
+            shared = await self.cluster.new_identity_allowed(address, per_hour)
+            allowed = allowed if shared is None else shared
+        if not allowed:
             raise p.ProtocolError(
                 p.ErrorCode.RATE_LIMITED,
                 f"too many new players from your address (at most {per_hour} an hour): "

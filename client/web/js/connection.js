@@ -32,6 +32,7 @@ export class Connection {
       this.handlers.onOpen?.(this);
     };
     ws.onmessage = (event) => {
+      if (this.ws !== ws) return; // a socket we moved away from (moveTo): what it says is stale
       let message;
       try {
         message = JSON.parse(event.data);

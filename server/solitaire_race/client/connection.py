@@ -129,6 +129,8 @@ class Connection:
     async def _read(self, ws: ClientConnection) -> None:
         try:
             async for raw in ws:
+                if ws is not self.ws:  # a socket this connection moved away from: stale news
+                    continue
                 try:
                     message = json.loads(raw)
                 except (TypeError, ValueError):
