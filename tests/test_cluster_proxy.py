@@ -262,6 +262,7 @@ async def test_nodes_killed_again_and_again_every_race_ends_with_each_acknowledg
         raise AssertionError(f"race {code} did not end")
 
     playing = [asyncio.ensure_future(race(conn, code)) for conn, code in racers]
+    kills = 0
     for _ in range(3):  # a node running a race, killed at a random instant, then started again
         await asyncio.sleep(rng.uniform(0.5, 2.0))
         owners = set()
@@ -272,9 +273,11 @@ async def test_nodes_killed_again_and_again_every_race_ends_with_each_acknowledg
             break
         victim = nodes[rng.choice(sorted(owners))]
         victim.signal(signal.SIGKILL)
+        kills += 1
         await asyncio.sleep(rng.uniform(0.0, 1.0))
         victim.start()
     await asyncio.wait_for(asyncio.gather(*playing), 120)
+    assert kills >= 2 and sum(node.events("race_adopted") for node in nodes.values()) >= kills
     for code in codes:
         await until(functools.partial(_finished, pg, code), 20)
         rows = await pg.query("SELECT outcome, moves FROM results r JOIN races ON races.id = r.race_id "
