@@ -309,29 +309,29 @@ async def test_a_node_paused_past_its_lease_acknowledges_nothing_once_it_runs_ag
     cluster: Callable[..., Node], pg: Database
 ) -> None:
     a, b = cluster("a"), cluster("b")
-    host = await player(a, "Hostess")
+    host, guest = await player(a, "Hostess"), await player(a, "Guest")
     code = (await host.request({"type": "create_race", "game": GAME, "deal": DEAL}))["race"]["code"]
+    assert (await guest.request({"type": "join_race", "code": code}))["type"] == "room"
     await host.request({"type": "start_race"})
-    await started(host)
+    await started(host), await started(guest)
     await play(host, LINE[:4])
+    await play(guest, LINE[:4])
     race_id = await scalar(pg, "SELECT id FROM races WHERE code = ?", code)
     a.signal(signal.SIGSTOP)
     try:
         await until(lambda: _held_by(pg, race_id, "b"))  # adopted while a sleeps
-        # The racer, through b, plays on there.
-        moved = await player(b, "Hostess-again")
-        await moved.close()
+        # The guest, through b, plays on there (its connection to a is replaced).
         again = await Connection.open(b.url)
-        assert (await again.request({"type": "hello", "token": host.token}))["type"] == "welcome"
+        assert (await again.request({"type": "hello", "token": guest.token}))["type"] == "welcome"
         assert (await again.request({"type": "join_race", "code": code}))["type"] == "room"
         assert (await started(again))["moves"] == 4
         await play(again, LINE[4:6])
     finally:
         a.signal(signal.SIGCONT)
-    # a wakes up believing it runs the race, where the racer's next move is LINE[4]: it
-    # is legal there, but writing it fails (a's epoch is old), so it is not acknowledged,
-    # the racer is told race_moved, and nothing of it reaches the move log.
-    # (Or a's lease renewal, due at once on waking, found the lease lost first: the racer
+    # a wakes up believing it runs the race, where the host's next move is LINE[4]: it is
+    # legal there, but writing it fails (a's epoch is old), so it is not acknowledged, the
+    # host is told race_moved, and nothing of it reaches the move log.
+    # (Or a's lease renewal, due at once on waking, found the lease lost first: the host
     # is told race_moved, and the move finds no race here.)
     reply = await host.request({"type": "move", "moves": [LINE[4]]})
     assert reply["type"] == "error" and reply["code"] in ("race_moved", "not_in_race"), reply
@@ -339,11 +339,15 @@ async def test_a_node_paused_past_its_lease_acknowledges_nothing_once_it_runs_ag
         told = [host.events.get_nowait() for _ in range(host.events.qsize())]
         assert any(m.get("code") == "race_moved" for m in told), told
     await until(lambda: a.events("race_fenced") >= 1, 10)
-    logged = await pg.query("SELECT seq, text FROM move_log WHERE race_id = ? AND kind = 'move' ORDER BY seq",
-                            race_id)
-    assert [text for _, text in logged] == list(LINE[:6])
+    logged = await pg.query("SELECT player_id, text FROM move_log WHERE race_id = ? AND kind = 'move' "
+                            "ORDER BY player_id, seq", race_id)
+    by_player: dict[int, list[str]] = {}
+    for player_id, move in logged:
+        by_player.setdefault(player_id, []).append(move)
+    assert sorted(by_player.values(), key=len) == [list(LINE[:4]), list(LINE[:6])]
     await again.close()
     await host.close()
+    await guest.close()
 
 
 async def _held_by(pg: Database, race_id: int, node: str) -> bool:
@@ -561,3 +565,28 @@ async def test_new_identities_are_counted_per_address_across_the_nodes(cluster: 
     assert (await fourth.request({"type": "hello", "token": made[0].token}))["type"] == "welcome"
     for conn in (*made, fourth):
         await conn.close()
+
+
+async def test_a_daily_attempt_resumed_through_another_node_is_the_same_attempt(
+    cluster: Callable[..., Node], pg: Database
+) -> None:
+    a, b = cluster("a"), cluster("b")
+    await until(lambda: _challenges(pg), 10)  # the planner has chosen today's deals
+    first = await player(a, "Dailyn")
+    started_on_a = await first.request({"type": "start_daily", "game": GAME})
+    assert started_on_a["type"] == "race_started" and started_on_a["daily"]["ranked"] is True, started_on_a
+    code = started_on_a["code"]
+    # The same player, later, through b: start_daily brings them back to the attempt on a,
+    # clock running, still ranked: not a second, unranked attempt.
+    again = await Connection.open(b.url)
+    assert (await again.request({"type": "hello", "token": first.token}))["type"] == "welcome"
+    resumed = await again.request({"type": "start_daily", "game": GAME})
+    assert resumed["type"] == "race_started" and resumed["code"] == code, resumed
+    assert resumed["daily"]["ranked"] is True
+    assert await scalar(pg, "SELECT count(*) FROM races WHERE kind = 'daily'") == 1
+    await again.close()
+    await first.close()
+
+
+async def _challenges(pg: Database) -> bool:
+    return bool(await scalar(pg, "SELECT count(*) FROM daily_challenges"))
