@@ -453,6 +453,13 @@ async def test_redis_restarted_mid_race_the_race_stays_and_loses_nothing(
     assert refused["code"] == "storage_unavailable", refused
     assert b.events("storage_unavailable") >= 1  # its log says why: Redis cannot be reached
     own_redis()  # back, empty: every lease is gone
+    # A request for the race at once, through b, finds no lease: b does not take the race
+    # for that (it is "moving", not yet an orphan); a takes its lease back meanwhile.
+    raw = await Client.connect(type("At", (), {"ws_url": b.url})())
+    await raw.hello("Rawley")
+    asked = await raw.request({"type": "join_race", "code": code})
+    assert asked["code"] == "race_elsewhere", asked
+    await raw.close()
     await asyncio.sleep(3 * LEASE_TTL_S)  # renewals and looks for orphans, several of each
     await play(host, LINE[6:])
     await until(lambda: _finished(pg, code), 10)

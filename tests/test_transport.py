@@ -144,3 +144,32 @@ async def test_an_http_exchange_ends_when_the_client_closes(tmp_path: Path) -> N
         assert not app.server.connections
     finally:
         await app.stop()
+
+
+async def test_behind_a_proxy_the_client_address_is_the_last_one_its_header_gives(tmp_path: Path) -> None:
+    app = await App.start(make_config(tmp_path, client_address_header="X-Real-IP"))
+    try:
+        for headers, expected in (
+            ("X-Real-IP: 203.0.113.9\r\n", "203.0.113.9"),
+            ("X-Real-IP: 198.51.100.1\r\nX-Real-IP: 203.0.113.7\r\n", "203.0.113.7"),  # twice: the proxy's
+            ("", "127.0.0.1"),  # none: the connection's own
+        ):
+            reader, writer = await asyncio.open_connection("127.0.0.1", app.config.port)
+            try:
+                key = base64.b64encode(os.urandom(16)).decode()
+                request = UPGRADE.format(key=key).removesuffix("\r\n") + headers + "\r\n"
+                writer.write(request.encode() + RawWebSocket.frame(0x1, b'{"type": "ping", "id": 1}'))
+                head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+                assert head.startswith(b"HTTP/1.1 101 "), head
+                assert json.loads(await RawWebSocket(reader, writer).read_text()) == {"type": "pong", "id": 1}
+                addresses = [s.address for s in app.server.sessions.values()]
+                assert addresses == [expected], addresses
+            finally:
+                writer.close()
+                await writer.wait_closed()
+            for _ in range(100):  # bounded: the server sees the close
+                if not app.server.sessions:
+                    break
+                await asyncio.sleep(0.01)
+    finally:
+        await app.stop()

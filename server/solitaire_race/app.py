@@ -107,7 +107,7 @@ class App:
                 await recover(races)
             else:  # the races no node runs are adopted once this node has joined (below)
                 races.placement = placement = Placement(races, cluster)
-                gateway.cluster = Presence(cluster.redis, cluster.prefix, cluster.leases.holder)
+                gateway.cluster = Presence(cluster.redis, cluster.prefix, cluster.leases.holder, cluster.redis_url)
             prototypes()  # the confusables data for names, read now rather than in the first hello
             races.start()
             planner.start()

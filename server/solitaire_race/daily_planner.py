@@ -37,6 +37,7 @@ class WorkerKilled(RuntimeError):
     the next start rather than settle the day on an unproven deal."""
 RECHECK_S = 600.0  # the planner looks again at least this often (wall clocks can jump)
 FOLLOW_S = 1.0  # a node that does not lead looks this often for the leader's choice
+FOLLOW_LIMIT_S = 120.0  # and chooses itself after this long (no leader: Redis is away)
 
 
 def first_candidate(secret: bytes) -> Chooser:
@@ -125,8 +126,12 @@ class DailyPlanner:
 
     async def _choose_and_store(self, game: str, day: date) -> DailyChallengeRecord:
         found = await self.store.find_daily_challenge(game, day.isoformat())
-        while found is None and self.lead is not None and not await self.lead():
-            await asyncio.sleep(FOLLOW_S)  # another node chooses: its choice lands in the database
+        waited = 0.0
+        # Another node chooses: its choice lands in the database. Not forever: if no node
+        # leads (Redis is away), this one chooses too; the first insert wins.
+        while found is None and self.lead is not None and waited < FOLLOW_LIMIT_S and not await self.lead():
+            await asyncio.sleep(FOLLOW_S)
+            waited += FOLLOW_S
             found = await self.store.find_daily_challenge(game, day.isoformat())
         if found is not None:  # stored between the caller's look and this job's start
             return found

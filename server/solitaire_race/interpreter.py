@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import time
+import weakref
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Protocol
@@ -58,6 +59,10 @@ class Interpreter:
         # it under (Store.claim_race): its writes carry it, so none lands once another
         # process has taken the race over.
         self.epochs: dict[int, int] = {}
+        # A cluster's lobbies: the epoch each was created or adopted at. Its start claims the
+        # race only from that epoch, so a node that lost the lobby cannot start it.
+        self.lobby_epochs: dict[int, int] = {}
+        self._fenced: weakref.WeakSet[Room] = weakref.WeakSet()  # rooms already released as fenced
         self._starting: set[int] = set()  # races whose start is being recorded (retried) now
         self._start_tasks: set[asyncio.Task[None]] = set()  # held: the event loop keeps only weak references
         self._timers: dict[str, tuple[float, asyncio.Task[None]]] = {}
@@ -168,7 +173,7 @@ class Interpreter:
                 # RaceStateError: an attempt reported failed had committed: it is running.
                 with contextlib.suppress(RaceStateError):
                     await self.store.mark_race_started(room.race_id, self.wall_clock(), list(player_ids))
-                epoch = await self.store.claim_race(room.race_id)
+                epoch = await self.store.claim_race(room.race_id, self.lobby_epochs.get(room.race_id))
             except StorageUnavailable as exc:
                 event(
                     log, "race_start_not_saved", logging.WARNING,
@@ -176,6 +181,10 @@ class Interpreter:
                 )
                 await asyncio.sleep(min(5.0, 0.2 * 2**attempt))
                 continue
+            except Fenced:
+                self.fenced(room)  # another node took the lobby over: it runs the race
+                return
+            self.lobby_epochs.pop(room.race_id, None)
             self.epochs[room.race_id] = epoch
             event(log, "race_started", race=room.race_id, code=room.code, players=list(player_ids))
             return
@@ -227,6 +236,8 @@ class Interpreter:
     # --- timers ----------------------------------------------------------------------
     def schedule(self, room: Room) -> None:
         """Keep one timer task per room, aimed at the room's next deadline."""
+        if room in self._fenced:
+            return  # released: another node runs it
         deadline = room.deadline()
         current = self._timers.get(room.code)
         if current is not None and current[0] == deadline and not current[1].done():
@@ -251,9 +262,10 @@ class Interpreter:
         """Another server process took the race over (its epoch moved on): this one writes
         nothing more of it. Its racers here are told to join it again, and the room is
         released; what the room held that was not written is the new owner's to replay.
-        (A lobby has no epoch: it is fenced only when this node loses its lease, once.)"""
-        if room.race_id not in self.epochs and room.status is not Status.LOBBY:
-            return  # told already
+        Once per room: the failed writes that find out may be many."""
+        if room in self._fenced:
+            return
+        self._fenced.add(room)
         event(log, "race_fenced", logging.WARNING, race=room.race_id, code=room.code)
         message = p.encode(p.error(p.ErrorCode.RACE_MOVED, RACE_MOVED_MESSAGE))
         for player_id in room.racers:
@@ -264,6 +276,7 @@ class Interpreter:
     def cancel(self, room: Room) -> None:
         """The room is released: its timer and its start record go too."""
         self.epochs.pop(room.race_id, None)
+        self.lobby_epochs.pop(room.race_id, None)
         timer = self._timers.pop(room.code, None)
         if timer is not None:
             timer[1].cancel()

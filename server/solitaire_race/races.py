@@ -209,6 +209,8 @@ class Races:
             daily=daily,
         )
         self.rooms[record.code] = room
+        if self.placement is not None and record.status == "open":
+            self.interpreter.lobby_epochs[record.id] = record.epoch  # its start claims from this epoch
         event(log, "race_created", race=record.id, code=record.code, game=game.id, deal=record.deal_number,
               player=record.created_by, daily=daily["date"] if daily else None)
         return room

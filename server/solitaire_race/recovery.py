@@ -12,21 +12,28 @@ restart reading the move log from its start (docs/database.md).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Collection
 
 from .engine import IllegalMove, NotationError
 from .observe import event
 from .races import Races
-from .store import RaceRecord
+from .store import NotFound, RaceRecord
 
 log = logging.getLogger("solitaire_race.races")
 
 
 async def recover(races: Races, only: Collection[int] | None = None) -> None:
     """Bring back every lobby and running race the database holds; with ``only``, those of
-    these race ids (a cluster's node adopting the races of a node that died)."""
+    these race ids (a cluster's node adopting the races of a node that died): they are
+    claimed first (their epochs raised), so that every move their last owner could still
+    commit is in the log read below, and none after it."""
     store = races.store
+    claimed = {}
+    for race_id in only or ():
+        with contextlib.suppress(NotFound):  # an empty lobby deleted meanwhile: nothing to resume
+            claimed[race_id] = await store.claim_race(race_id)
     now, wall = races.clock(), races.wall_clock()
     for lobby in await store.open_races(only):
         await _recover_lobby(races, lobby.race, lobby.players, now)
@@ -46,7 +53,8 @@ async def recover(races: Races, only: Collection[int] | None = None) -> None:
             races.rooms.pop(race.code, None)
             await store.finish_race(race.id, wall, [])
             continue
-        races.interpreter.epochs[race.id] = await store.claim_race(race.id)  # ours now: an older owner writes no more
+        # Ours now: an older owner writes no more.
+        races.interpreter.epochs[race.id] = claimed.get(race.id) or await store.claim_race(race.id)
         if daily is not None and race.daily_date:
             races.daily_rooms[(race.created_by, race.game, race.daily_date)] = room
         event(log, "race_resumed", race=race.id, code=race.code, game=race.game, players=list(names))

@@ -132,7 +132,8 @@ class Server:
         address = str(peer[0]) if isinstance(peer, tuple) and peer else ""
         header = self.config.client_address_header
         if header and connection.request is not None:  # behind a proxy that says who its client is
-            address = connection.request.headers.get(header, address).strip()
+            given = connection.request.headers.get_all(header)
+            address = given[-1].strip() if given else address  # the proxy's is the last one
         session = self.gateway.connect(WebSocketPeer(connection, self.config.max_send_buffer, self._dropped), address)
         self.sessions[connection] = session
         return functools.partial(self.gateway.receive, session)

@@ -39,6 +39,7 @@ const app = {
   /** Join (or come back to) a race; a code that cannot be joined leads back to the lobby.
    * remembered: the code is the one we were in before (no complaint if it is gone). */
   async joinRace(code, remembered = false) {
+    if (!remembered) state.follows = 0; // a join the player asked for: follow it afresh
     state.joining = true;
     const reply = await this.send({ type: "join_race", code });
     state.joining = false;

@@ -27,6 +27,7 @@ JOIN_WAIT_S = 60.0  # how long a creating bot waits for the others to join
 START_WAIT_S = 3600.0  # how long a joined bot waits for someone to start the race
 MAX_PLAYERS = 8
 STUCK_WAIT_S = 1.0  # how long a bot with no useful move waits for the server's verdict
+MAX_UNSAVED = 10  # storage_unavailable answers in a row before a bot gives up
 RESUME_DELAYS_S = (0.2, 0.5, 1.0, 1.0, 2.0, 2.0, 3.0, 3.0, 5.0, 5.0)  # ~23 s: more than a node's failover
 
 
@@ -197,6 +198,7 @@ class Bot:
         pacer = Pacer(self.speed, loop.time())
         finished: dict[str, Any] | None = None
         self.log(f"{self.name}: race {started['code']} started ({started['game']}, deal {started['deal']})")
+        unsaved = 0  # storage_unavailable answers in a row
         while outcome == "playing" and finished is None:
             lost = None
             while not conn.events.empty():  # the race may end meanwhile (time limit)
@@ -239,13 +241,18 @@ class Bot:
                     outcome = "over"
                     break
                 if reply["code"] in ("race_moved", "storage_unavailable"):
-                    # Not acknowledged: the race (as the server has it) comes back with resume.
+                    # Not acknowledged: the race (as the server has it) comes back with resume;
+                    # a server that cannot save for long is given up on.
+                    unsaved = unsaved + 1 if reply["code"] == "storage_unavailable" else 0
+                    if unsaved > MAX_UNSAVED:
+                        raise BotError(f"{self.name}: the server cannot save moves: {reply['message']}")
                     conn.events.put_nowait({"type": "error", "code": "race_moved", "message": reply["message"]})
                     continue
                 raise BotError(f"{reply['code']}: {reply['message']}")
             if reply["rejected"] is not None:
                 # The view said it was legal: a disagreement with the server is a bug here.
                 raise BotError(f"{self.name}: server refused {move}: {reply['rejected']['reason']}")
+            unsaved = 0
             view = view_changes.apply(view, reply["changes"])
             outcome, moves = reply["outcome"], reply["moves"]
             result.home, result.total = reply["progress"]["home"], reply["progress"]["total"]

@@ -89,6 +89,8 @@ class Connection:
         self.ws = ws
         self.transform = transform
         self.home = home  # where open() connected: reopen() goes back there
+        self.at = home  # where the socket is now
+        self._moving = asyncio.Lock()
         self.timeout = timeout
         self.token: str | None = None  # from the last welcome: to sign in again after a move
         self.events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
@@ -110,8 +112,17 @@ class Connection:
 
     async def move_to(self, server: str) -> None:
         """Carry on at ``server``: a new socket there, signed in again with the last
-        token; the old one is closed. Requests still waiting on the old one fail."""
-        ws = await _connect(ws_url(server), self.timeout)
+        token; the old one is closed. Requests still waiting on the old one fail. One move
+        at a time: a second one asked meanwhile (two requests answered race_elsewhere)
+        finds the connection there already."""
+        async with self._moving:
+            if ws_url(server) == self.at and not self.closed:
+                return
+            await self._move(ws_url(server))
+
+    async def _move(self, url: str) -> None:
+        ws = await _connect(url, self.timeout)
+        self.at = url
         old, self.ws = self.ws, ws
         await old.close()
         await asyncio.gather(self._reader, return_exceptions=True)
@@ -120,7 +131,7 @@ class Connection:
         if self.token is not None:
             welcome = await self._request_once({"type": "hello", "token": self.token}, self.timeout)
             if welcome.get("type") != "welcome":
-                raise Disconnected(f"{server} refused this player: {welcome.get('message')}")
+                raise Disconnected(f"{url} refused this player: {welcome.get('message')}")
 
     async def reopen(self) -> None:
         """Connect again where this connection began (after a drop), signed in again."""

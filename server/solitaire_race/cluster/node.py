@@ -18,6 +18,7 @@ it (``orphans``, then ``hold``) and resume it from the move log (docs/cluster.md
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
@@ -56,7 +57,11 @@ class Cluster:
         self.ttl_ms = max(300, int(ttl_s * 1000))
         self.leases = Leases(redis, prefix, node_id, self.ttl_ms)
         self.url = ""  # set by start(), once the node listens
+        self.redis_url = ""  # the Redis it was connected to (connect)
         self.held: set[str] = set()  # the leases this run holds (as far as it knows)
+        # Whether a lease this node finds lapsed (not taken by another) is still rightly its
+        # own: it may take it back (a race's epoch unchanged in the database). Placement's.
+        self.still_ours: Callable[[str], Awaitable[bool]] | None = None
         self._renewer: asyncio.Task[None] | None = None
 
     @classmethod
@@ -65,7 +70,9 @@ class Cluster:
         # past the lease it protects.
         timeout = max(0.2, ttl_s / 4)
         redis = Redis.from_url(redis_url, socket_timeout=timeout, socket_connect_timeout=timeout)
-        return cls(redis, node_id=node_id or default_node_id(), ttl_s=ttl_s, prefix=prefix)
+        cluster = cls(redis, node_id=node_id or default_node_id(), ttl_s=ttl_s, prefix=prefix)
+        cluster.redis_url = redis_url
+        return cluster
 
     def _node_key(self, node_id: str) -> str:
         return f"{self.prefix}node:{node_id}"
@@ -85,25 +92,29 @@ class Cluster:
             await asyncio.sleep(self.ttl_ms / 3000)
             try:
                 lost = await self.renew()
+                if lost:
+                    event(log, "leases_lost", logging.WARNING, node=self.node_id, leases=sorted(lost))
+                    on_lost(lost)
             except (RedisError, OSError) as exc:
                 # Not fatal: the next renewal may get through before the leases run out;
                 # if it does not, the leases are lost and the database fences this node.
                 event(log, "lease_renewal_failed", logging.WARNING, node=self.node_id, reason=str(exc))
-                continue
-            if lost:
-                event(log, "leases_lost", logging.WARNING, node=self.node_id, leases=sorted(lost))
-                on_lost(lost)
+            except Exception:  # a bug: logged, and the renewals go on (a dead renewer loses every lease)
+                log.exception("renewing the leases failed")
 
     async def renew(self) -> set[str]:
         """Renew the registration and every lease held; return the leases lost."""
         await self.redis.set(self._node_key(self.node_id), self.url, px=self.ttl_ms)
         names = sorted(self.held)
-        lost = await self.leases.renew(names)
-        # A lease no one holds any more (it lapsed, or Redis restarted empty) is taken back:
-        # no other node adopted the race meanwhile, so its epoch is still ours.
-        for name in list(lost):
-            if await self.leases.take(name):
+        lost = await self.leases.renew(names) & self.held  # not those given up meanwhile
+        # A lease no one holds any more (it lapsed, or Redis restarted empty) is taken back if
+        # it is still rightly ours: no node adopted the race meanwhile (its epoch unchanged).
+        for name in sorted(lost):
+            if (self.still_ours is None or await self.still_ours(name)) and await self.leases.take(name):
                 lost.discard(name)
+            else:
+                with contextlib.suppress(RedisError, OSError):
+                    await self.leases.release(name)  # if we took it back before finding out
         self.held -= lost
         return lost
 

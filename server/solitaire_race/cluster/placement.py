@@ -42,6 +42,8 @@ class Placement:
         self._looker: asyncio.Task[None] | None = None
         self._releases: set[asyncio.Task[None]] = set()
         self._orphans: set[int] = set()  # the races no node held at the last look
+        self._sighted: dict[int, float] = {}  # race id -> when a request first found it with no lease
+        cluster.still_ours = self.still_ours
 
     async def placed(self, race_id: int) -> None:
         try:
@@ -58,23 +60,51 @@ class Placement:
         name = race_lease(race.id)
         try:
             holder, url = await self.cluster.owner_url(name)
-            if holder is None:
+            if holder is not None:
+                self._sighted.pop(race.id, None)
+            elif self._confirmed_orphan(race.id):
                 await self._adopt(race.id)
                 room = self.races.rooms.get(race.code)
                 if room is not None:
                     return room
                 holder, url = await self.cluster.owner_url(name)  # another node was faster
+                if holder is None:  # adopted and already closed (its games had all ended), or gone
+                    raise p.ProtocolError(
+                        p.ErrorCode.NO_SUCH_RACE, f"race {race.code} has just finished: join it again"
+                    )
         except (RedisError, OSError) as exc:
             raise StorageUnavailable(f"the cluster's Redis cannot be reached: {exc}") from None
-        if holder is None:  # adopted and already closed (its games had all ended), or gone
-            raise p.ProtocolError(p.ErrorCode.NO_SUCH_RACE, f"race {race.code} has just finished: join it again")
-        if url is None or holder == self.cluster.node_id:
+        if holder is None or url is None or holder == self.cluster.node_id:
             # Its node stopped renewing (it died; its lease runs out within the time to
             # live), or this node's last run held it: asked again, it will be adopted.
             raise p.ProtocolError(p.ErrorCode.RACE_ELSEWHERE, MOVING_MESSAGE.format(code=race.code),
                                   url=None, race=race.code)
         raise p.ProtocolError(p.ErrorCode.RACE_ELSEWHERE, ELSEWHERE_MESSAGE.format(code=race.code, url=url),
                               url=url, race=race.code)
+
+    def _confirmed_orphan(self, race_id: int) -> bool:
+        """Whether the race has been seen with no lease for half a lease or more: after a
+        restart of Redis (empty) its owner takes the lease back within a third of one, so
+        a race is never moved for that. The first sighting answers "moving"."""
+        now = asyncio.get_running_loop().time()
+        first = self._sighted.setdefault(race_id, now)
+        if len(self._sighted) > 10_000:  # bounded: old sightings are dropped
+            self._sighted = {r: t for r, t in self._sighted.items() if now - t < self.cluster.ttl_ms / 1000}
+        return now - first >= self.cluster.ttl_ms / 2000 or race_id in self._orphans
+
+    async def still_ours(self, name: str) -> bool:
+        """A lease this node found lapsed: still rightly its own if it runs the race and the
+        race's epoch in the database is the one it claimed (no node adopted it since)."""
+        if not name.startswith("race:"):
+            return True  # the daily planner's: no epoch, and choosing twice is harmless
+        race_id = int(name.removeprefix("race:"))
+        room = next((r for r in self.races.rooms.values() if r.race_id == race_id), None)
+        interpreter = self.races.interpreter
+        known = interpreter.epochs.get(race_id, interpreter.lobby_epochs.get(race_id))
+        if room is None or known is None:
+            return False
+        record = await self.races.store.race(race_id)
+        return record is not None and record.epoch == known
 
     async def _adopt(self, race_id: int) -> None:
         """Take the lease of a race no node holds and resume it here (once, however many ask)."""
@@ -87,7 +117,13 @@ class Placement:
     async def _take_over(self, race_id: int) -> None:
         if not await self.cluster.hold(race_lease(race_id)):
             return  # another node was faster
-        await recover(self.races, only={race_id})
+        self._sighted.pop(race_id, None)
+        try:
+            await recover(self.races, only={race_id})
+        except BaseException:
+            # Not resumed here (the database failed, or this node stops): let another try.
+            await self.cluster.release(race_lease(race_id))
+            raise
         room = next((r for r in self.races.rooms.values() if r.race_id == race_id), None)
         event(log, "race_adopted", race=race_id, node=self.cluster.node_id,
               status=room.status.value if room else "closed")

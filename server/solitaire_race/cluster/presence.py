@@ -53,8 +53,12 @@ class Presence:
     """Signed-in notices and the shared count of new identities, for the node ``holder``
     (its id and run: a node ignores its own notices)."""
 
-    def __init__(self, redis: Redis, prefix: str, holder: str) -> None:
+    def __init__(self, redis: Redis, prefix: str, holder: str, redis_url: str) -> None:
         self.redis = redis
+        # The subscription waits for notices as long as there are none: a client of its
+        # own, without the short socket timeout the leases' requests have (redis-py before
+        # 8.1 applies that timeout to a subscription's reads too).
+        self.listener_redis = Redis.from_url(redis_url)
         self.prefix = prefix
         self.holder = holder
         self.channel = f"{prefix}signed-in"
@@ -68,17 +72,21 @@ class Presence:
     async def _listen(self, replace: Callable[[int], None]) -> None:
         while True:  # until close(): a lost subscription is made again
             try:
-                async with self.redis.pubsub() as channel:
+                async with self.listener_redis.pubsub() as channel:
                     await channel.subscribe(self.channel)
                     async for message in channel.listen():
                         if message.get("type") != "message":
                             continue
-                        data = message["data"].decode() if isinstance(message["data"], bytes) else message["data"]
-                        player, _, holder = data.partition(" ")
-                        if holder != self.holder and player.isdigit():
+                        data = message["data"]
+                        text = data.decode("utf-8", "replace") if isinstance(data, bytes) else str(data)
+                        player, _, holder = text.partition(" ")
+                        if holder != self.holder and player.isascii() and player.isdigit():
                             replace(int(player))
             except (RedisError, OSError) as exc:
                 event(log, "presence_lost", logging.WARNING, reason=str(exc))
+                await asyncio.sleep(1.0)
+            except Exception:  # a bug: logged, and the subscription made again
+                log.exception("the signed-in notices failed")
                 await asyncio.sleep(1.0)
 
     async def signed_in(self, player_id: int) -> None:
@@ -100,3 +108,4 @@ class Presence:
         if self._listener is not None:
             self._listener.cancel()
             await asyncio.gather(self._listener, return_exceptions=True)
+        await self.listener_redis.aclose()

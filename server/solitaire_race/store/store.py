@@ -339,11 +339,12 @@ class Store(DailyAndBoards, Unfinished):
 
         await self._write(write)
 
-    async def claim_race(self, race_id: int) -> int:
+    async def claim_race(self, race_id: int, expected: int | None = None) -> int:
         """Take the race over: raise its epoch, and return the new one. From the commit on,
         writes fenced with an older epoch fail with ``Fenced`` (``log_moves_then``,
-        ``finish_race``); appends already under way commit first (pg_writer.py)."""
-        return await self._write(functools.partial(claim, race_id=race_id))
+        ``finish_race``); appends already under way commit first (pg_writer.py). With
+        ``expected``, only if that is still its epoch (else ``Fenced``)."""
+        return await self._write(functools.partial(claim, race_id=race_id, expected=expected))
 
     # --- the move log -----------------------------------------------------------------
 

@@ -173,13 +173,18 @@ def check_epoch(session: Session, race_id: int, epoch: int) -> None:
         raise Fenced(f"race {race_id} has a newer owner than epoch {epoch}")
 
 
-def claim(session: Session, race_id: int) -> int:
-    """Raise the race's epoch and commit: the new epoch (``Store.claim_race``)."""
+def claim(session: Session, race_id: int, expected: int | None = None) -> int:
+    """Raise the race's epoch and commit: the new epoch (``Store.claim_race``). With
+    ``expected``, only from that epoch (else ``Fenced``: another owner claimed it since)."""
     races = Race.__table__.c
-    epoch = session.scalar(
-        update(Race.__table__).where(races.id == race_id).values(epoch=races.epoch + 1).returning(races.epoch)
-    )
+    claimed = update(Race.__table__).where(races.id == race_id)
+    if expected is not None:
+        claimed = claimed.where(races.epoch == expected)
+    epoch = session.scalar(claimed.values(epoch=races.epoch + 1).returning(races.epoch))
     if epoch is None:
+        session.rollback()
+        if expected is not None and session.scalar(select(races.id).where(races.id == race_id)) is not None:
+            raise Fenced(f"race {race_id} was claimed by another owner (not at epoch {expected} any more)")
         raise NotFound(f"no race {race_id}")
     session.commit()
     return int(epoch)
