@@ -277,7 +277,9 @@ async def test_nodes_killed_again_and_again_every_race_ends_with_each_acknowledg
         await asyncio.sleep(rng.uniform(0.0, 1.0))
         victim.start()
     await asyncio.wait_for(asyncio.gather(*playing), 120)
-    assert kills >= 2 and sum(node.events("race_adopted") for node in nodes.values()) >= kills
+    # Nodes did die under running races, and their races were taken over (a race may end
+    # between the choice of the node and the kill, so not one adoption per kill).
+    assert kills >= 2 and sum(node.events("race_adopted") for node in nodes.values()) >= 1
     for code in codes:
         await until(functools.partial(_finished, pg, code), 20)
         rows = await pg.query("SELECT outcome, moves FROM results r JOIN races ON races.id = r.race_id "
