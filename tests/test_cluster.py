@@ -236,6 +236,7 @@ async def test_a_node_killed_mid_race_its_race_goes_on_on_another_with_every_ack
     half = len(LINE) // 2
     await play(host, LINE[:half])
     await play(guest, LINE[:3])
+    last = await host.request({"type": "move", "moves": ["not-a-move"]})  # refused: just the race's time
     race_id = await scalar(pg, "SELECT id FROM races WHERE code = ?", code)
     assert await lease_holder(pg, f"race:{race_id}") == "a"
     a.signal(signal.SIGKILL)
@@ -250,6 +251,13 @@ async def test_a_node_killed_mid_race_its_race_goes_on_on_another_with_every_ack
     back_host, back_guest = await started(host), await started(guest)
     # Where each racer was, exactly: nothing acknowledged lost, nothing applied twice.
     assert back_host["moves"] == half and back_guest["moves"] == 3
+    # The race clock ran on through the takeover, for both alike: from the race's stored
+    # start, not from the adoption.
+    away_ms = (time.monotonic() - killed) * 1000
+    for back in (back_host, back_guest):
+        assert last["elapsed_ms"] + away_ms - 2000 <= back["elapsed_ms"] <= last["elapsed_ms"] + away_ms + 3000, (
+            last["elapsed_ms"], away_ms, back["elapsed_ms"]
+        )
     await play(host, LINE[half:])
     await play(guest, LINE[3:])
     await until(lambda: _finished(pg, code), 10)
