@@ -12,6 +12,7 @@ from pathlib import Path
 
 import asyncpg
 import pytest
+from websockets.exceptions import ConnectionClosed
 
 from solitaire_race.app import App
 from solitaire_race.store import Fenced, Store
@@ -157,6 +158,10 @@ async def test_a_move_after_a_takeover_is_not_logged_and_the_racers_are_told(
     assert refused["type"] == "error" and refused["code"] == "race_moved"
     told = await bob.expect("error")
     assert told["code"] == "race_moved" and "join it again" in told["message"]
+    for racer in (ann, bob):  # and sent on their way: reconnect, join again
+        with pytest.raises(ConnectionClosed) as closed:
+            await racer.expect("nothing more")
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 4003
     assert code not in app.races.rooms  # released: this process writes nothing more of it
     race = await app.store.race_by_code(code)
     assert race is not None

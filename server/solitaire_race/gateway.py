@@ -181,6 +181,11 @@ class Outbox:
         if session is not None:
             session.peer.send(message)
 
+    def close(self, player_id: int, code: int, reason: str) -> None:
+        session = self.online.get(player_id)
+        if session is not None:
+            session.peer.close(code, reason)
+
 
 # The replies of the requests answered with data: their message type.
 _REPLY_TYPES: dict[type, str] = {

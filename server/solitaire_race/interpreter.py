@@ -38,8 +38,13 @@ class Delivery(Protocol):
     def send(self, player_id: int, message: dict[str, Any] | str) -> None:
         """Send to the player's current connection, if any (a str is already JSON)."""
 
+    def close(self, player_id: int, code: int, reason: str) -> None:
+        """Close the player's current connection, if any, with a websocket close code."""
+
 
 RACE_MOVED_MESSAGE = "another server process runs this race now: join it again (join_race with its code) to go on"
+RACE_MOVED_CLOSE = 4003  # the close code of a fenced race's connections: reconnect, join it again
+FENCED_CLOSE_DELAY_S = 0.1
 
 
 class Interpreter:
@@ -268,10 +273,19 @@ class Interpreter:
         self._fenced.add(room)
         event(log, "race_fenced", logging.WARNING, race=room.race_id, code=room.code)
         message = p.encode(p.error(p.ErrorCode.RACE_MOVED, RACE_MOVED_MESSAGE))
-        for player_id in room.racers:
-            if self.seated(room, player_id):
-                self.delivery.send(player_id, message)
+        told = [player_id for player_id in room.racers if self.seated(room, player_id)]
+        for player_id in told:
+            self.delivery.send(player_id, message)
         self.forget(room)
+        # Their connections too: this process may be one cut off from the others (paused,
+        # or without Redis), so nothing more of theirs should reach it. They reconnect to
+        # the site and are brought to the race's new owner. A moment later: the answer to
+        # the request that found out (a task's, a loop turn or two away) goes first.
+        def close() -> None:
+            for player_id in told:
+                self.delivery.close(player_id, RACE_MOVED_CLOSE, "race moved to another server node: reconnect")
+
+        asyncio.get_running_loop().call_later(FENCED_CLOSE_DELAY_S, close)
 
     def cancel(self, room: Room) -> None:
         """The room is released: its timer and its start record go too."""
