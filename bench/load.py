@@ -530,7 +530,7 @@ def start_server(
         url = db if isinstance(db, str) else f"sqlite+aiosqlite:///{db}"
         cmd = [sys.executable, "-m", "solitaire_race.cli", "serve", "--port", "0", "--db", url,
                "--secret", SECRET, "--countdown", "0", "--rate-limit", "0", "--new-players-per-hour", "0",
-               "--daily-solver-nodes", "0", "--loop", loop, *extra]
+               "--daily-solver-nodes", "0", "--no-fair-play-holds", "--loop", loop, *extra]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
                             preexec_fn=pinned_to(SERVER_CPU))
     for _ in range(200):

@@ -53,7 +53,7 @@ class Node:
         self.command = [
             sys.executable, "-m", "solitaire_race.cli", "serve", "--port", "0", "--secret", TEST_SECRET,
             "--db", db_url, "--daily-solver-nodes", "0", "--redis", REDIS_URL, "--node-id", node_id,
-            "--lease-ttl", str(LEASE_TTL_S), *options,
+            "--lease-ttl", str(LEASE_TTL_S), "--no-fair-play-holds", *options,
         ]
         self.start()
 

@@ -4,9 +4,14 @@ identities are limited per client address."""
 from __future__ import annotations
 
 import asyncio
+import random
+import re
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from solitaire_race.app import App
 from solitaire_race.race_clock import RaceClock
@@ -96,4 +101,144 @@ async def test_new_identities_are_limited_per_client_address(tmp_path: Path) -> 
     finally:
         for client in made:
             await client.close()
+        await app.stop()
+
+
+# --- plausible play (fair_play.py) ----------------------------------------------------------
+
+def _assess(moves: list[str], times: list[int], won: bool = True) -> Any:
+    from solitaire_race.engine import get_game
+    from solitaire_race.fair_play import assess
+
+    return assess(get_game(GAME), moves, times, won, times[-1] if times else None)
+
+
+def test_a_line_sent_in_two_messages_is_held_whatever_its_time() -> None:
+    half = len(LINE) // 2
+    held = _assess(list(LINE), [130] * half + [218] * (len(LINE) - half))  # the attack of issue 22
+    assert held.held and held.evidence["largest_batch"] > 2
+    assert any("in one message" in reason for reason in held.reasons)
+    assert any("won in 0.2 s" in reason for reason in held.reasons)
+
+
+def test_one_move_per_message_faster_than_a_person_is_held() -> None:
+    times = [1500 + 40 * i for i in range(len(LINE))]  # 25 messages a second
+    held = _assess(list(LINE), times)
+    assert held.held and any("faster than a person" in reason for reason in held.reasons)
+
+
+def test_play_at_a_persons_pace_is_not_held() -> None:
+    rng = random.Random(5)
+    at, times = 2500, []
+    for _ in LINE:
+        at += rng.randint(250, 1500)  # a click or two per move
+        times.append(at)
+    found = _assess(list(LINE), times)
+    assert not found.held and found.reasons == (), found
+
+
+def test_moves_home_sent_together_are_a_persons_too() -> None:
+    """The terminal client's "f" sends every move home at once; a few of those bursts in a
+    game at a person's pace are not a program's."""
+    from solitaire_race.engine import Kind, get_game
+
+    game = get_game(GAME)
+    home = [m for m in LINE if game.parse_move(m).kind is Kind.HOME]
+    others = [m for m in LINE if game.parse_move(m).kind is not Kind.HOME]
+    assert len(home) >= 6 and len(others) >= 10
+    moves = others + home  # (an order for the assessment only: it reads kinds and times)
+    times = [2000 + 700 * i for i in range(len(others))]
+    times += [times[-1] + 700] * len(home)  # all home in one message
+    found = _assess(moves, times, won=False)
+    assert not found.held, found
+    assert found.evidence["largest_batch"] == 1  # the burst home counts none
+
+
+def test_a_win_in_less_time_than_reading_the_layout_takes_is_held() -> None:
+    times = [300 + 130 * i for i in range(len(LINE))]  # 7.7 moves a second: won within 10 s
+    found = _assess(list(LINE), times)
+    assert found.held and found.reasons == (found.reasons[0],) and "reading the layout" in found.reasons[0]
+    assert not _assess(list(LINE), times, won=False).held  # the same pace, not a win: no rule broken
+
+
+# --- held results, on the real server ----------------------------------------------------
+
+async def _review_cli(app: App, *args: str) -> str:
+    done = await asyncio.to_thread(
+        subprocess.run, [sys.executable, "-m", "solitaire_race.cli", "review", "--db", app.config.db_url, *args],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+async def test_the_attacks_are_held_off_the_boards_and_an_operator_reviews_them(tmp_path: Path) -> None:
+    from .test_daily import WINNABLE_DAY, WallClock, player, winning_line
+
+    app = await App.start(make_config(tmp_path, fair_play_holds=True), wall_clock=WallClock(WINNABLE_DAY))
+    ann, bob = await player(app, "ann"), await player(app, "bob")
+    try:
+        started = await ann.request({"type": "start_daily", "game": "cruel"})
+        line = winning_line("cruel", started["deal"])
+        assert line is not None and len(line) > 20
+        # The attack of issue 22: a line found elsewhere, sent in two messages.
+        half = len(line) // 2
+        for part in (line[:half], line[half:]):
+            assert (await ann.request({"type": "move", "moves": part}))["rejected"] is None
+        mine = (await ann.expect("race_finished"))["ranking"][0]
+        assert mine["outcome"] == "won" and mine["held"] is True  # its owner sees it, marked as held
+        # Its variant: one move a message, as fast as the server's rate limit lets a program.
+        assert (await bob.request({"type": "start_daily", "game": "cruel"}))["deal"] == started["deal"]
+        for move in line:
+            assert (await bob.request({"type": "move", "moves": [move]}))["rejected"] is None
+            await asyncio.sleep(0.055)  # 18 messages a second: under the limit of 20
+        assert (await bob.expect("race_finished"))["ranking"][0]["held"] is True
+
+        async def board(kind: str) -> list[str]:
+            asked = {"type": "leaderboard", "board": kind, "game": "cruel"}
+            page = await ann.request({**asked, "deal": started["deal"]} if kind == "deal" else asked)
+            return [e["name"] for e in page["entries"]]
+
+        assert await board("daily") == [] and await board("deal") == [] and await board("fastest") == []
+        assert (await ann.request({"type": "profile"}))["games"] == []  # no stats from a held result
+
+        listed = await _review_cli(app)
+        assert "ann" in listed and "in one message" in listed and "bob" in listed and "faster than a person" in listed
+        found = {name: re.search(rf"race (\d+) \(\w+, daily [\d-]+\) player (\d+) {name}:", listed)
+                 for name in ("ann", "bob")}
+        race = {name: int(m.group(1)) for name, m in found.items() if m}
+        ids = {name: int(m.group(2)) for name, m in found.items() if m}
+        assert set(race) == {"ann", "bob"}, listed
+        await _review_cli(app, "clear", str(race["bob"]), str(ids["bob"]))  # say a person can: on the boards
+        assert await board("daily") == ["bob"] and await board("fastest") == ["bob"]
+        await _review_cli(app, "confirm", str(race["ann"]), str(ids["ann"]))
+        assert "no held results to review" in await _review_cli(app)
+        assert await board("daily") == ["bob"]
+        # A ban holds every result of the player, and their next ones.
+        assert "1 results held" in await _review_cli(app, "ban", str(ids["bob"]))
+        assert await board("daily") == [] and await board("fastest") == []
+    finally:
+        await ann.close()
+        await bob.close()
+        await app.stop()
+
+
+async def test_a_win_at_a_persons_pace_goes_on_the_board(tmp_path: Path) -> None:
+    from .test_daily import WINNABLE_DAY, WallClock, player, winning_line
+
+    app = await App.start(make_config(tmp_path, fair_play_holds=True), wall_clock=WallClock(WINNABLE_DAY))
+    ann = await player(app, "ann")
+    try:
+        started = await ann.request({"type": "start_daily", "game": "cruel"})
+        line = winning_line("cruel", started["deal"])
+        assert line is not None
+        pause = max(0.16, 10.5 / len(line))  # gaps over 120 ms, the game over 10 s: a fast person
+        for move in line:
+            assert (await ann.request({"type": "move", "moves": [move]}))["rejected"] is None
+            await asyncio.sleep(pause)
+        assert (await ann.expect("race_finished"))["ranking"][0]["held"] is False
+        page = await ann.request({"type": "leaderboard", "board": "daily", "game": "cruel"})
+        assert [e["name"] for e in page["entries"]] == ["ann"]
+    finally:
+        await ann.close()
         await app.stop()

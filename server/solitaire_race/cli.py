@@ -228,6 +228,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         node_url=args.node_url,
         lease_ttl_s=args.lease_ttl,
         client_address_header=args.client_address_header,
+        fair_play_holds=False if args.no_fair_play_holds else None,
     )
     try:
         run(config)
@@ -275,6 +276,13 @@ def render_board(page: Any, title: str, par: int | None = None) -> str:
     shown = f"{first}-{first + len(page.entries) - 1}" if page.entries else "none"
     lines.append(f"page {page.page}: {shown} of {page.total}")
     return "\n".join(lines)
+
+
+def _review(args: argparse.Namespace) -> int:
+    from .review import main
+
+    return main(_db_url(args.db), args.action or "list", getattr(args, "race", None),
+                getattr(args, "player", None))
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
@@ -412,6 +420,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="event loop (default auto: uvloop where it is installed, else asyncio's own)",
     )
     srv.add_argument(
+        "--no-fair-play-holds", action="store_true",
+        help="put every result on the boards, plausible or not (load tests, development; docs/fair-play.md)",
+    )
+    srv.add_argument(
         "--client-address-header", metavar="NAME",
         help="behind a reverse proxy that sets it (e.g. X-Real-IP): the header giving the client's address,"
         " for the limits per address (default: none, the connection's own address)",
@@ -430,6 +442,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds a node keeps its races without renewing (default 4): failover takes 1-2 of these",
     )
     srv.set_defaults(func=cmd_serve)
+
+    rv = sub.add_parser(
+        "review", help="results held by the fair-play assessment: list them, clear or confirm one, ban a player"
+    )
+    rv.add_argument("--db", help="database URL (default: $SOLITAIRE_RACE_DB, else ./data/solitaire-race.sqlite3)")
+    actions = rv.add_subparsers(dest="action")
+    actions.add_parser("list", help="the held results not reviewed yet, with their evidence (the default)")
+    for name, meaning in (("clear", "played fairly: onto the boards"), ("confirm", "not fair: it stays off")):
+        act = actions.add_parser(name, help=f"a held result {meaning}")
+        act.add_argument("race", type=int, help="the race's id (as listed)")
+        act.add_argument("player", type=int, help="the player's id (as listed)")
+    ban = actions.add_parser("ban", help="a player off the ranked boards: every result of theirs held, now and later")
+    ban.add_argument("player", type=int)
+    rv.set_defaults(func=_review)
 
     lb = sub.add_parser("leaderboard", help="print a leaderboard from the database")
     lb.add_argument("game")

@@ -39,6 +39,9 @@ class Config:
     # Behind a reverse proxy: the request header it puts the client's address in (e.g.
     # X-Real-IP), else every client would count as the proxy. Only if the proxy sets it.
     client_address_header: str = ""
+    # Implausible results (fair_play.py) are held off the public boards until reviewed.
+    # Off only for load tests and development, where programs play.
+    fair_play_holds: bool = True
     max_rooms_per_player: int = 3  # unfinished races a player has created
     idle_timeout_s: float = 1800.0  # a connection that sends nothing this long is closed
     handshake_timeout_s: float = 10.0  # to open a connection (request to answer), and to close one

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import json
 import logging
 import time
 import weakref
@@ -211,10 +213,15 @@ class Interpreter:
             ResultRecord(
                 race_id=room.race_id, player_id=r.player_id, player_name=r.name, outcome=r.outcome,
                 rank=r.rank, time_ms=r.time_ms, moves=r.moves, home=r.home, total=r.total,
-                move_log=r.move_log, finished_at=finished_at,
+                move_log=r.move_log, finished_at=finished_at, held=r.fair_play.held,
+                fair_play=json.dumps(dataclasses.asdict(r.fair_play)),  # kept for every result: the review's evidence
             )
             for r in effect.results
         ]
+        for r in effect.results:
+            if r.fair_play.held and not practice:
+                event(log, "result_held", logging.WARNING, race=room.race_id, player=r.player_id,
+                      reasons=list(r.fair_play.reasons))
         for attempt in range(5):
             try:
                 try:

@@ -206,7 +206,7 @@ class Races:
             link=f"{self.config.public_url}/join/{record.code}",
             # A daily attempt's clock runs on through a disconnect, up to the time limit.
             leave_grace_s=limit if daily else self.config.leave_grace_s,
-            daily=daily,
+            daily=daily, fair_play=self.config.fair_play_holds,
         )
         self.rooms[record.code] = room
         if self.placement is not None and record.status == "open":
@@ -246,7 +246,7 @@ class Races:
         race = finished.race
         ranking = [
             {"player_id": r.player_id, "name": r.player_name, "rank": r.rank, "outcome": r.outcome,
-             "time_ms": r.time_ms, "moves": r.moves, "home": r.home, "total": r.total}
+             "time_ms": r.time_ms, "moves": r.moves, "home": r.home, "total": r.total, "held": r.held}
             for r in finished.results
         ]
         players = [(r.player_id, r.player_name) for r in finished.results]

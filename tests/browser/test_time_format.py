@@ -120,3 +120,30 @@ async def test_the_race_screen_and_the_leaderboard_show_the_same_times(
         assert ann.errors == []
     finally:
         await ann.close()
+
+
+async def test_a_held_result_is_marked_so_in_the_ranking(app: App, browser: Browser) -> None:
+    """A result held for fair-play review (docs/fair-play.md) says so on the race screen."""
+    racer = await Racer.open(browser, app.url)
+    try:
+        rows = await racer.page.evaluate(
+            """async (message) => {
+              const { renderResults } = await import('/js/results.js');
+              const { state } = await import('/js/state.js');
+              state.me = { id: 1, name: 'ann' };
+              const el = document.createElement('div');
+              document.body.append(el);
+              renderResults(el, message, {}, null);
+              return [...el.querySelectorAll('tbody tr')].map((tr) => tr.querySelector('.outcome').textContent);
+            }""",
+            {"type": "race_finished", "code": "BCDFGH", "game": "cruel", "deal": 1, "ranking": [
+                {"player_id": 1, "name": "ann", "rank": 1, "outcome": "won", "time_ms": 200, "moves": 68,
+                 "home": 52, "total": 52, "held": True},
+                {"player_id": 2, "name": "bob", "rank": 2, "outcome": "resigned", "time_ms": 900, "moves": 3,
+                 "home": 4, "total": 52, "held": False},
+            ]},
+        )
+        assert rows == ["won · held for review", "resigned"], rows
+        assert racer.errors == []
+    finally:
+        await racer.close()

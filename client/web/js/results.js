@@ -25,7 +25,13 @@ export function renderResults(el, m, app, daily) {
       { class: r.player_id === me ? "me" : "", dataset: { playerId: String(r.player_id), rank: String(r.rank) } },
       h("td", { class: "rank" }, h("span", { class: earnsMedal(r) ? `medal place-${r.rank}` : "medal" }, String(r.rank))),
       h("td", { class: "name" }, r.name),
-      h("td", { class: `outcome outcome-${r.outcome}` }, OUTCOME_LABELS[r.outcome]),
+      h(
+        "td",
+        { class: `outcome outcome-${r.outcome}` },
+        OUTCOME_LABELS[r.outcome],
+        // fair play (docs/fair-play.md): ranked here, on no public board until reviewed
+        r.held ? h("small", { class: "held", title: "Held for review: not on the public boards until cleared" }, " · held for review") : null,
+      ),
       h("td", { class: "time" }, formatTime(r.time_ms)),
       h("td", { class: "num" }, `${r.home}/${r.total}`),
       h("td", { class: "num" }, String(r.moves)),

@@ -16,6 +16,7 @@ class Racer:
     connected: bool = True
     state: Any = None
     log: list[str] = field(default_factory=list)
+    times: list[int] = field(default_factory=list)  # the race time each move of ``log`` came at
     outcome: RacerOutcome | None = None  # set when this racer's game is over
     end_ms: int | None = None
     gone_since: float | None = None  # disconnected mid-race at this time

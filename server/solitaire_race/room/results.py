@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..engine import Game, ReplayError, replay
+from ..fair_play import PLAUSIBLE, Assessment, assess
 from ..results import RacerOutcome, rank_key
 from .racer import Racer
 
@@ -26,6 +27,7 @@ class Result:
     home: int
     total: int
     move_log: tuple[str, ...]
+    fair_play: Assessment = PLAUSIBLE  # held off the public boards if implausible (fair_play.py)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -37,11 +39,13 @@ class Result:
             "moves": self.moves,
             "home": self.home,
             "total": self.total,
+            "held": self.fair_play.held,
         }
 
 
-def rank(game: Game[Any], racers: Iterable[Racer]) -> tuple[Result, ...]:
-    """The racers' results in ``results.rank_key``'s order (then by player id)."""
+def rank(game: Game[Any], racers: Iterable[Racer], fair_play: bool = True) -> tuple[Result, ...]:
+    """The racers' results in ``results.rank_key``'s order (then by player id), each with
+    its fair-play assessment (unless ``fair_play`` is off: every result plausible)."""
     unranked = []
     for r in racers:
         p = game.progress(r.state)
@@ -49,7 +53,10 @@ def rank(game: Game[Any], racers: Iterable[Racer]) -> tuple[Result, ...]:
         unranked.append((rank_key(outcome, r.end_ms, len(r.log), p.total - p.home), r.id, r, outcome, p))
     unranked.sort(key=lambda entry: entry[:2])
     return tuple(
-        Result(r.id, r.name, place, outcome, r.end_ms, len(r.log), p.home, p.total, tuple(r.log))
+        Result(
+            r.id, r.name, place, outcome, r.end_ms, len(r.log), p.home, p.total, tuple(r.log),
+            assess(game, r.log, r.times, outcome is RacerOutcome.WON, r.end_ms) if fair_play else PLAUSIBLE,
+        )
         for place, (_, _, r, outcome, p) in enumerate(unranked, start=1)
     )
 

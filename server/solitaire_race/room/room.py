@@ -84,8 +84,10 @@ class Room:
         link: str,
         leave_grace_s: float = 60.0,
         daily: dict[str, Any] | None = None,
+        fair_play: bool = True,
     ) -> None:
         self.race_id = race_id
+        self.fair_play = fair_play  # assess each result's plausibility (fair_play.py), holding the implausible
         self.code = code
         self.game = game
         self.deal_number = deal_number
@@ -284,6 +286,7 @@ class Room:
                 if kind == "move":
                     racer.state = self.game.apply(racer.state, self.game.parse_move(text))
                     racer.log.append(text)
+                    racer.times.append(at_ms)
                     outcome = self.game.outcome(racer.state)
                     if outcome is not Outcome.PLAYING:
                         racer.outcome, racer.end_ms = _ENDED_AS[outcome], at_ms
@@ -338,6 +341,7 @@ class Room:
         changes: list[Change] = []  # none if nothing applied: the view is as the client has it
         if applied:
             racer.last_move_ms = at_ms
+            racer.times.extend([at_ms] * len(applied))  # one message: one time (fair_play.py)
             logged = self._log(racer, tuple([racer.record("move", text, at_ms) for text in applied]))
             changes = game.view_changes(racer.shown, state)
             racer.shown = state
@@ -460,7 +464,7 @@ class Room:
         final = [messages.progress_fields(self.game, r) for r in self.racers.values()]
         effects: list[Effect] = [self._to_all({"type": "standings", "racers": final})]
         self.status = Status.CLOSING
-        self.results = rank(self.game, self.racers.values())
+        self.results = rank(self.game, self.racers.values(), self.fair_play)
         return [*effects, SaveResults(self.results)]
 
     def verify(self, results: Sequence[Result]) -> None:

@@ -29,6 +29,7 @@ from sqlalchemy.orm import InstrumentedAttribute, aliased
 from ..results import BOARDS, RacerOutcome
 from .models import Player, PlayerStats, Result
 from .records import LeaderboardEntry, LeaderboardPage
+from .writes import HELD_CLASS
 
 __all__ = ["BOARDS", "result_board", "stats_board"]
 
@@ -50,7 +51,8 @@ async def result_board(
     viewer: int | None,
 ) -> LeaderboardPage:
     """The ``deal`` or ``daily`` board: best result per player, ranked."""
-    where = [Result.game == game]
+    # Classes 0 (won) and 1: a held result (class 2, fair_play.py) is on no board.
+    where = [Result.game == game, Result.rank_class < HELD_CLASS]
     where.append(Result.deal_number == deal if board == "deal" else Result.daily_date == date)
     order = (Result.rank_class, Result.sort_primary, Result.moves, Result.finished_at)
     best = (

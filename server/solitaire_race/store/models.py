@@ -23,6 +23,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator, TypeEngine
@@ -105,6 +106,7 @@ class Player(Base):
     # sha256(secret token) as 64 lowercase hex digits; the raw token is never stored.
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime]
+    ranked_ban: Mapped[bool] = mapped_column(server_default=false())  # every later result held (0012)
 
 
 class Race(Base):
@@ -143,6 +145,7 @@ class Result(Base):
         Index("ix_results_deal_board", "game", "deal_number", "rank_class", "sort_primary", "moves", "finished_at"),
         Index("ix_results_daily_board", "game", "daily_date", "rank_class", "sort_primary", "moves", "finished_at"),
         Index(None, "player_id", "finished_at"),
+        Index("ix_results_held", "held", "review"),
     )
 
     race_id: Mapped[int] = mapped_column(ForeignKey("races.id"), primary_key=True)
@@ -163,6 +166,10 @@ class Result(Base):
     rank_class: Mapped[int] = mapped_column(server_default="1")  # 0 won, 1 not won
     # won: time_ms; else cards left * TIME_SPAN + time_ms (results.rank_key, migration 0011)
     sort_primary: Mapped[int] = mapped_column(BigInteger().with_variant(Integer(), "sqlite"), server_default="0")
+    # Fair play (migration 0012): a held result has rank_class 2 (off every board) until cleared.
+    held: Mapped[bool] = mapped_column(server_default=false())
+    fair_play: Mapped[str | None] = mapped_column(Text)  # the assessment: reasons and figures, JSON
+    review: Mapped[str | None] = mapped_column(String(16))  # 'cleared' | 'confirmed', once reviewed
 
 
 class RaceEntry(Base):

@@ -72,6 +72,26 @@ class ResultRecord:
     total: int
     move_log: tuple[str, ...]  # moves in the game's notation, in order
     finished_at: datetime
+    held: bool = False  # implausible (fair_play.py): kept off the public boards until cleared
+    fair_play: str | None = None  # the assessment's reasons and figures (JSON; fair_play.py)
+    review: str | None = None  # 'cleared' | 'confirmed' once an operator looked at it
+
+
+@dataclass(frozen=True, slots=True)
+class HeldResultRecord:
+    """A result held for review (``Store.held_results``), with its assessment (JSON)."""
+
+    race_id: int
+    race_code: str
+    player_id: int
+    player_name: str
+    game: str
+    outcome: str
+    time_ms: int | None
+    moves: int
+    daily_date: str | None
+    finished_at: datetime
+    fair_play: str
 
 
 @dataclass(frozen=True, slots=True)

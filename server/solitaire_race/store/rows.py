@@ -77,4 +77,7 @@ def result_record(row: Result, player_name: str) -> ResultRecord:
         total=row.total,
         move_log=split_move_log(row.move_log),
         finished_at=row.finished_at,
+        held=row.held,
+        fair_play=row.fair_play,
+        review=row.review,
     )

@@ -51,10 +51,14 @@ from .records import (
     RaceRecord,
     ResultRecord,
 )
+from .review import Review
 from .rows import check_time, check_token_hash, join_move_log, race_record, result_record
 from .unfinished import Unfinished
 from .writer import Writer, resolve
 from .writes import (
+    BANNED_ASSESSMENT,
+    HELD_CLASS,
+    banned_players,
     check_epoch,
     claim,
     finish_statement,
@@ -92,7 +96,7 @@ def _connect_refused(error: BaseException) -> str | None:
 # --- the store ----------------------------------------------------------------------
 
 
-class Store(DailyAndBoards, Unfinished):
+class Store(DailyAndBoards, Unfinished, Review):
     """Async access to the race database. Open with ``await Store.open(url)``.
 
     Reads are short transactions on pooled aiosqlite (or asyncpg) connections, so they run concurrently
@@ -419,6 +423,8 @@ class Store(DailyAndBoards, Unfinished):
                     "total": r.total,
                     "move_log": join_move_log(race_id, r.player_id, r.move_log),
                     "finished_at": check_time(r.finished_at),
+                    "held": r.held,
+                    "fair_play": r.fair_play,
                 }
             )
         finished = check_time(finished_at)
@@ -429,17 +435,20 @@ class Store(DailyAndBoards, Unfinished):
             # The UPDATE comes first: it takes the write lock and proves the race is running.
             game, deal_number = transition(session, finish_statement(), race_id, "running", finished_at=finished)
             ranked = session.scalar(statements().ranked_date, {"race_id": race_id})
+            banned = banned_players(session, [row["player_id"] for row in rows])
             for row in rows:
                 left = row["total"] - row["home"]
                 rank_class, sort_primary, _ = rank_key(row["outcome"], row["time_ms"], row["moves"], left)
+                if row["player_id"] in banned and not row["held"]:
+                    row.update(held=True, fair_play=BANNED_ASSESSMENT)
                 row.update(
                     game=game, deal_number=deal_number, daily_date=ranked,
-                    rank_class=rank_class, sort_primary=sort_primary,
+                    rank_class=HELD_CLASS if row["held"] else rank_class, sort_primary=sort_primary,
                 )
             try:
                 if rows:
                     session.execute(statements().add_results, rows)  # Core: the ORM's bulk path costs more
-                    update_stats(session, game, rows)
+                    update_stats(session, game, [row for row in rows if not row["held"]])
                 session.commit()
             except IntegrityError as error:
                 raise ConstraintViolation(f"cannot store results of race {race_id}: {error.orig}") from error

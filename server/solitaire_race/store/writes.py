@@ -16,8 +16,19 @@ from sqlalchemy.orm import Session
 
 from ..results import RacerOutcome
 from .errors import Fenced, NotFound, RaceStateError
-from .models import DailyAttempt, MoveLog, PlayerStats, Race, RaceEntry, Result
+from .models import DailyAttempt, MoveLog, Player, PlayerStats, Race, RaceEntry, Result
 from .records import RaceStatus
+
+HELD_CLASS = 2  # a held result's rank_class: the boards read classes 0 (won) and 1 only
+BANNED_ASSESSMENT = '{"held": true, "reasons": ["the player is banned from ranked boards"], "evidence": {}}'
+
+
+def banned_players(session: Session, player_ids: Sequence[int]) -> set[int]:
+    """Those of ``player_ids`` banned from ranked boards (their results are held)."""
+    if not player_ids:
+        return set()
+    players = Player.__table__.c
+    return set(session.scalars(select(players.id).where(players.id.in_(player_ids), players.ranked_ban)))
 
 
 @functools.cache
@@ -55,6 +66,8 @@ def update_stats(session: Session, game: str, rows: Sequence[dict[str, Any]]) ->
     """Fold new results into ``player_stats`` (inside the caller's write job): one upsert
     for the room, computed by SQLite. The ORM's load-change-flush of one object per racer
     made this the costliest part of finishing a race (~2 ms of the event loop per race)."""
+    if not rows:
+        return  # (every result of the race held: fair_play.py)
     values = []
     for row in rows:
         won = row["outcome"] == RacerOutcome.WON
