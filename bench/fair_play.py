@@ -45,9 +45,10 @@ async def measure(speeds: list[float], seconds: int, game: str) -> list[dict[str
                     rows.append({"speed": speed, "player": stored.player_name, "outcome": stored.outcome,
                                  "moves": stored.moves, "time_ms": stored.time_ms, "held": stored.held,
                                  "reasons": found["reasons"] if found else [], **evidence})
-                    print(f"{speed:>5g} moves/s  {stored.player_name:<14} {stored.outcome:<9} {stored.moves:>4} moves "
-                          f"in {(stored.time_ms or 0) / 1000:6.1f} s  held {'yes' if stored.held else 'no ':<3}"
-                          + (f"  {'; '.join(found['reasons'])}" if found else ""), flush=True)
+                    print(f"{speed:>5g} moves/s  {stored.outcome:<9} {stored.moves:>4} moves in "
+                          f"{(stored.time_ms or 0) / 1000:6.1f} s, {evidence.get('messages')} messages, median gap "
+                          f"{evidence.get('median_gap_ms')} ms, {evidence.get('fast_gaps')} under 120 ms, largest "
+                          f"batch {evidence.get('largest_batch')}: held {'yes' if stored.held else 'no'}", flush=True)
         finally:
             await app.stop()
     return rows
