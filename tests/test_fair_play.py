@@ -163,13 +163,14 @@ def test_a_win_in_less_time_than_reading_the_layout_takes_is_held() -> None:
 
 # --- held results, on the real server ----------------------------------------------------
 
-async def _review_cli(app: App, *args: str) -> str:
+async def _review_cli(app: App, *args: str, code: int = 0) -> str:
     done = await asyncio.to_thread(
         subprocess.run, [sys.executable, "-m", "solitaire_race.cli", "review", "--db", app.config.db_url, *args],
         capture_output=True, text=True, timeout=60, check=False,
     )
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    assert done.returncode == code, done.stderr
+    assert "Traceback" not in done.stderr
+    return done.stdout if code == 0 else done.stderr
 
 
 async def test_the_attacks_are_held_off_the_boards_and_an_operator_reviews_them(tmp_path: Path) -> None:
@@ -214,9 +215,15 @@ async def test_the_attacks_are_held_off_the_boards_and_an_operator_reviews_them(
         await _review_cli(app, "confirm", str(race["ann"]), str(ids["ann"]))
         assert "no held results to review" in await _review_cli(app)
         assert await board("daily") == ["bob"]
-        # A ban holds every result of the player, and their next ones.
+        # A ban holds every result of the player, and their next ones; none can be cleared.
         assert "1 results held" in await _review_cli(app, "ban", str(ids["bob"]))
         assert await board("daily") == [] and await board("fastest") == []
+        refused = await _review_cli(app, "clear", str(race["bob"]), str(ids["bob"]), code=2)
+        assert "banned" in refused or "confirmed" in refused
+        assert await board("daily") == []
+        # Unknown ids are said plainly.
+        assert "no player 999" in await _review_cli(app, "ban", "999", code=2)
+        assert "no held result" in await _review_cli(app, "clear", "999", "999", code=2)
     finally:
         await ann.close()
         await bob.close()
@@ -242,3 +249,30 @@ async def test_a_win_at_a_persons_pace_goes_on_the_board(tmp_path: Path) -> None
     finally:
         await ann.close()
         await app.stop()
+
+
+def test_a_few_moves_typed_on_one_line_are_a_persons_and_a_flood_is_not() -> None:
+    from solitaire_race.engine import Kind, get_game
+
+    game = get_game(GAME)
+    others = [m for m in LINE if game.parse_move(m).kind is not Kind.HOME][:14]
+    assert len(others) == 14
+    at, times = 3000, []
+    for i in range(len(others)):  # two messages of 3 a second apart, and so on: a person typing
+        at += 1000 if i % 3 == 0 else 0
+        times.append(at)
+    assert not _assess(others, times, won=False).held
+    flood = _assess(others, [3000] * 7 + [4000 + 800 * i for i in range(7)], won=False)
+    assert flood.held and flood.evidence["largest_batch"] == 7
+
+
+def test_a_one_key_game_is_not_held_for_its_pace() -> None:
+    """Clock is played with one key (its quick move): a key held down is not a program."""
+    from solitaire_race.engine import get_game
+    from solitaire_race.fair_play import assess
+
+    clock = get_game("clock")
+    assert clock.quick_move == "p"
+    found = assess(clock, ["p"] * 60, [500 + 30 * i for i in range(60)], True, 500 + 30 * 59)
+    assert not found.held, found
+    assert assess(clock, ["p"] * 60, [500] * 60, True, 500).held  # sixty in one message still is

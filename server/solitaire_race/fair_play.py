@@ -6,12 +6,16 @@ implausible is **held**: stored, shown to its owner marked as held, kept off eve
 board until an operator clears it (``solitaire-race review``; docs/fair-play.md, which
 gives the figures the thresholds rest on). The rules:
 
-- **Many moves in one message.** A person's client sends one move per message, except for
-  moves to the foundations, which the terminal client sends together ("f": everything
-  that can go home). More than ``MAX_BATCH`` other moves in one message is a program.
+- **Many moves in one message.** The web client sends one move per message; a person at
+  the terminal client may type a few on one line, and its "f" sends every move home at
+  once (moves home do not count). More than ``MAX_BATCH`` other moves in one message is a
+  program.
 - **Faster than a person.** At least ``MIN_MESSAGES`` messages, and more than half of
   the gaps between them shorter than ``MIN_GAP_MS``.
 - **A win in less time than reading the layout takes.** A win in under ``MIN_WIN_MS``.
+
+The two rules of pace do not apply to a game played with one key (its ``quick_move``:
+Clock's play is forced, and a key held down repeats faster than any threshold).
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from typing import Any
 
 from .engine import Game, Kind, NotationError
 
-MAX_BATCH = 2  # moves in one message that are not moves home
+MAX_BATCH = 6  # moves in one message that are not moves home
 MIN_GAP_MS = 120  # a gap between two of a person's messages is longer than this...
 MIN_MESSAGES = 10  # ...in most gaps of a game of at least this many messages
 MIN_WIN_MS = 10_000  # no one reads a layout and wins it faster
@@ -66,9 +70,10 @@ def assess(
     reasons = []
     if batch > MAX_BATCH:
         reasons.append(f"{batch} moves (not counting moves home) in one message: a person's client sends one")
-    if len(messages) >= MIN_MESSAGES and fast * 2 > len(gaps):
+    paced = game.quick_move is None  # (a one-key game: no pace rules)
+    if paced and len(messages) >= MIN_MESSAGES and fast * 2 > len(gaps):
         reasons.append(f"{fast} of {len(gaps)} gaps between messages under {MIN_GAP_MS} ms: faster than a person plays")
-    if won and time_ms is not None and time_ms < MIN_WIN_MS:
+    if paced and won and time_ms is not None and time_ms < MIN_WIN_MS:
         reasons.append(f"won in {time_ms / 1000:.1f} s: less than reading the layout takes ({MIN_WIN_MS // 1000} s)")
     return Assessment(bool(reasons), tuple(reasons), evidence)
 

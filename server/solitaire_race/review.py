@@ -6,14 +6,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from datetime import datetime
 
 from .client.terminal_text import safe_text
-from .store import HeldResultRecord, Store
+from .store import HeldResultRecord, NotFound, Store
 
 
 def main(db_url: str, action: str, race: int | None, player: int | None) -> int:
-    return asyncio.run(_run(db_url, action, race, player))
+    try:
+        return asyncio.run(_run(db_url, action, race, player))
+    except NotFound as exc:  # an unknown race or player, or a result not held: said plainly
+        print(f"solitaire-race review: {exc}", file=sys.stderr)
+        return 2
 
 
 async def _run(db_url: str, action: str, race: int | None, player: int | None) -> int:

@@ -10,13 +10,13 @@ from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import TypeVar
 
-from sqlalchemy import select
+from sqlalchemy import exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
 from . import boards, players
 from .errors import StoreError
-from .models import DailyAttempt, DailyChallenge, Player, PlayerStats, Setting
+from .models import DailyAttempt, DailyChallenge, Player, PlayerStats, Result, Setting
 from .records import DailyChallengeRecord, GameStatsRecord, LeaderboardPage, ProfileRecord
 from .rows import challenge_record, check_time
 from .writes import insert_unless_present
@@ -125,8 +125,12 @@ class DailyAndBoards:
             stats = await session.scalars(
                 select(PlayerStats).where(PlayerStats.player_id == player_id).order_by(PlayerStats.game)
             )
+            # A day whose attempt was held for fair-play review (fair_play.py) counts in no streak.
+            held = exists().where(
+                Result.race_id == DailyAttempt.race_id, Result.player_id == DailyAttempt.player_id, Result.held
+            )
             dates = await session.scalars(
-                select(DailyAttempt.date).where(DailyAttempt.player_id == player_id)
+                select(DailyAttempt.date).where(DailyAttempt.player_id == player_id, ~held)
                 .group_by(DailyAttempt.date).order_by(DailyAttempt.date.desc()).limit(400)
             )
             return ProfileRecord(

@@ -51,6 +51,10 @@ class Review:
 
         def write(session: Session) -> None:
             row = _held(session, race_id, player_id)
+            if row.review == "confirmed":
+                raise NotFound(f"player {player_id}'s result in race {race_id} was confirmed as unfair: it stays off")
+            if session.scalar(select(Player.ranked_ban).where(Player.id == player_id)):
+                raise NotFound(f"player {player_id} is banned from ranked boards: their results stay off")
             rank_class, _, _ = rank_key(row.outcome, row.time_ms, row.moves, row.total - row.home)
             session.execute(
                 update(Result).where(Result.race_id == race_id, Result.player_id == player_id)
@@ -87,6 +91,8 @@ class Review:
                 update(Result).where(Result.player_id == player_id, Result.held.is_(False))
                 .values(held=True, rank_class=HELD_CLASS, review="confirmed", fair_play=BANNED_ASSESSMENT)
             ).rowcount  # type: ignore[attr-defined]
+            # Those held already are decided too: off the list, never to be cleared.
+            session.execute(update(Result).where(Result.player_id == player_id).values(review="confirmed"))
             session.execute(delete(PlayerStats).where(PlayerStats.player_id == player_id))
             session.commit()
             return int(held)

@@ -425,6 +425,7 @@ class Store(DailyAndBoards, Unfinished, Review):
                     "finished_at": check_time(r.finished_at),
                     "held": r.held,
                     "fair_play": r.fair_play,
+                    "review": None,
                 }
             )
         finished = check_time(finished_at)
@@ -439,8 +440,8 @@ class Store(DailyAndBoards, Unfinished, Review):
             for row in rows:
                 left = row["total"] - row["home"]
                 rank_class, sort_primary, _ = rank_key(row["outcome"], row["time_ms"], row["moves"], left)
-                if row["player_id"] in banned and not row["held"]:
-                    row.update(held=True, fair_play=BANNED_ASSESSMENT)
+                if row["player_id"] in banned:  # decided already: off the boards, not on the review list
+                    row.update(held=True, fair_play=BANNED_ASSESSMENT, review="confirmed")
                 row.update(
                     game=game, deal_number=deal_number, daily_date=ranked,
                     rank_class=HELD_CLASS if row["held"] else rank_class, sort_primary=sort_primary,

@@ -54,7 +54,14 @@ def stats_upsert(dialect: str = "sqlite") -> Any:
             "wins": old.wins + new.wins,
             "win_moves": old.win_moves + new.win_moves,
             "win_rate": cast(old.wins + new.wins, Float) / (old.games + 1),
-            "last_win_at": case((new.wins == 1, new.last_win_at), else_=old.last_win_at),
+            # The later of the two: a cleared result (review.py) may be older than the last win.
+            "last_win_at": case(
+                (
+                    and_(new.wins == 1, or_(old.last_win_at.is_(None), new.last_win_at > old.last_win_at)),
+                    new.last_win_at,
+                ),
+                else_=old.last_win_at,
+            ),
             "best_time_ms": case((better, new.best_time_ms), else_=old.best_time_ms),
             "best_moves": case((better, new.best_moves), else_=old.best_moves),
             "best_at": case((better, new.best_at), else_=old.best_at),
