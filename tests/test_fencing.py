@@ -183,3 +183,19 @@ async def test_results_after_a_takeover_are_not_written(app: App, clients: objec
         assert (await ann.expect("error"))["code"] == "race_moved"
     race = await app.store.race_by_code(code)
     assert race is not None and race.status == "running" and await app.store.race_results(race.id) == []
+
+
+async def test_a_lobbys_entrants_are_written_only_at_its_epoch(store: Store) -> None:
+    """A cluster's lobby adopted by another node: the node that lost it can no longer say
+    who is in it."""
+    race = await new_race(store, "LOBY")
+    ann, bob = await new_player(store, "ann-lobby"), await new_player(store, "bob-lobby")
+    await store.set_race_entries(race, [ann], epoch=0)
+    adopted = await store.claim_race(race)  # another node takes the lobby over
+    with pytest.raises(Fenced):
+        await store.set_race_entries(race, [ann, bob], epoch=0)
+    (lobby,) = [r for r in await store.open_races() if r.race.id == race]
+    assert [pid for pid, _ in lobby.players] == [ann]  # nothing written
+    await store.set_race_entries(race, [ann, bob], epoch=adopted)
+    (lobby,) = [r for r in await store.open_races() if r.race.id == race]
+    assert sorted(pid for pid, _ in lobby.players) == sorted([ann, bob])

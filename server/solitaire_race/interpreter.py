@@ -94,7 +94,7 @@ class Interpreter:
             elif isinstance(effect, CheckStuck):
                 self.check(room, effect)
             elif isinstance(effect, SaveEntrants):
-                await self.store.set_race_entries(room.race_id, effect.player_ids)
+                await self._save_entrants(room, effect)
             elif isinstance(effect, RecordStart):
                 await self._record_start(room, effect.player_ids)
         self.schedule(room)
@@ -162,6 +162,14 @@ class Interpreter:
 
         self.log_then(room, effect, settle)
         await done
+
+    async def _save_entrants(self, room: Room, effect: SaveEntrants) -> None:
+        """Who is in the lobby; in a cluster, only while the lobby is this node's (its epoch)."""
+        try:
+            await self.store.set_race_entries(room.race_id, effect.player_ids, self.lobby_epochs.get(room.race_id))
+        except Fenced:
+            self.fenced(room)  # another node adopted the lobby: it keeps who is in it
+            raise
 
     async def _record_start(self, room: Room, player_ids: tuple[int, ...]) -> None:
         """Record that the race runs, with whom; retried for a while (a full disk clears

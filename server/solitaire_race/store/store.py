@@ -334,10 +334,13 @@ class Store(DailyAndBoards, Unfinished, Review):
 
         await self._write(write)
 
-    async def set_race_entries(self, race_id: int, player_ids: Sequence[int]) -> None:
-        """Who is in an open race's lobby now (``recover`` brings lobbies back with them)."""
+    async def set_race_entries(self, race_id: int, player_ids: Sequence[int], epoch: int | None = None) -> None:
+        """Who is in an open race's lobby now (``recover`` brings lobbies back with them);
+        with ``epoch``, only while it is the race's (else ``Fenced``, nothing written)."""
 
         def write(session: Session) -> None:
+            if epoch is not None:
+                check_epoch(session, race_id, epoch)
             replace_entries(session, race_id, player_ids)
             session.commit()
 
