@@ -25,12 +25,13 @@ from ..observe import event
 from ..races import Races
 from ..recovery import recover
 from ..room import Room, Status
-from ..store import RaceRecord, StorageUnavailable
+from ..store import OpenRaceRecord, RaceRecord, StorageUnavailable
 from .node import Cluster, race_lease
 
 log = logging.getLogger("solitaire_race.cluster")
 
 ELSEWHERE_MESSAGE = "race {code} runs on another server node: reconnect to {url} and ask again"
+LOBBY_LIST_S = 1.0  # the public lobby list is read from the database at most this often
 MOVING_MESSAGE = "race {code} is moving to another server node (its node stopped): try again in a few seconds"
 
 
@@ -43,6 +44,7 @@ class Placement:
         self._releases: set[asyncio.Task[None]] = set()
         self._orphans: set[int] = set()  # the races no node held at the last look
         self._sighted: dict[int, float] = {}  # race id -> when a request first found it with no lease
+        self._stored_lobbies: tuple[float, list[OpenRaceRecord]] | None = None  # (read at, lobbies)
         cluster.still_ours = self.still_ours
 
     async def placed(self, race_id: int) -> None:
@@ -137,16 +139,16 @@ class Placement:
 
     async def lobbies(self) -> list[dict[str, Any]]:
         """Every node's public lobbies, from the database (``set_race_entries`` keeps who is
-        in them); the ones here as this node knows them, with who is ready."""
-        here = {code: room for code, room in self.races.rooms.items()}
-        out = []
-        for lobby in await self.races.store.open_races():
+        in them), read at most once a ``LOBBY_LIST_S`` (every lobby page asks); the ones
+        here as this node knows them now, with who is ready."""
+        now = asyncio.get_running_loop().time()
+        if self._stored_lobbies is None or now - self._stored_lobbies[0] >= LOBBY_LIST_S:
+            self._stored_lobbies = (now, await self.races.store.open_races())
+        rooms = self.races.rooms
+        out = [room.summary() for room in rooms.values() if not room.private and room.open]  # this node's, now
+        for lobby in self._stored_lobbies[1]:
             race = lobby.race
-            room = here.get(race.code)
-            if room is not None:
-                if not room.private and room.open:
-                    out.append(room.summary())
-            elif not race.private and race.kind == "race":
+            if race.code not in rooms and not race.private and race.kind == "race":
                 out.append(self.races.stored_summary(race, lobby.players))
         return out
 
