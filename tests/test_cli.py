@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from solitaire_race.cli import SECRET_ENV, main
+from solitaire_race.cli import main
+from solitaire_race.config import SECRET_ENV
 from solitaire_race.engine import all_games, get_game, replay
 from solitaire_race.solver import solve
 

@@ -48,6 +48,7 @@ class App:
     def __init__(
         self, config: Config, store: Store, planner: DailyPlanner, races: Races, gateway: Gateway,
         server: transport.Server, clock: RaceClock, placement: Placement | None = None,
+        presence: Presence | None = None,
     ) -> None:
         self.config = config
         self.store = store
@@ -56,7 +57,8 @@ class App:
         self.gateway = gateway
         self.server = server
         self.clock = clock
-        self.placement = placement
+        self.placement = placement  # these two on a node of a cluster
+        self.presence = presence
 
     @classmethod
     async def start(
@@ -75,6 +77,7 @@ class App:
         store = await Store.open(config.db_url, serve=True, shared=cluster is not None)
         planner: DailyPlanner | None = None
         placement: Placement | None = None
+        presence: Presence | None = None
         clock = RaceClock()
         try:
             secret = config.secret.encode("utf-8") if config.secret else await store.deal_secret()
@@ -107,28 +110,32 @@ class App:
                 await recover(races)
             else:  # the races no node runs are adopted once this node has joined (below)
                 races.placement = placement = Placement(races, cluster)
-                gateway.cluster = Presence(cluster.redis, cluster.prefix, cluster.leases.holder, cluster.redis_url)
+                gateway.cluster = presence = Presence(
+                    cluster.redis, cluster.prefix, cluster.leases.holder, cluster.redis_url
+                )
             prototypes()  # the confusables data for names, read now rather than in the first hello
             races.start()
             planner.start()
             server = await transport.start(gateway, config)
             config = config.with_public_url(server.port)
             races.config = gateway.config = config
-            if cluster is not None and placement is not None and isinstance(gateway.cluster, Presence):
+            if cluster is not None and placement is not None and presence is not None:
                 await cluster.start(ws_url(config.node_url), placement.lost)
                 placement.start()
-                gateway.cluster.start(gateway.signed_in_elsewhere)
+                presence.start(gateway.signed_in_elsewhere)
         except BaseException:
             clock.stop()
             if placement is not None:
                 await placement.close()
+            if presence is not None:
+                await presence.close()
             if planner is not None:
                 await planner.close()
             await store.close()
             if cluster is not None:
                 await cluster.close()
             raise
-        return cls(config, store, planner, races, gateway, server, clock, placement)
+        return cls(config, store, planner, races, gateway, server, clock, placement, presence)
 
     @property
     def url(self) -> str:
@@ -149,8 +156,8 @@ class App:
         self.clock.stop()
         if self.placement is not None:
             await self.placement.close()
-        if isinstance(self.gateway.cluster, Presence):
-            await self.gateway.cluster.close()
+        if self.presence is not None:
+            await self.presence.close()
         await self.store.close()
         if self.placement is not None:  # after the last write: other nodes adopt its races now
             await self.placement.cluster.close()

@@ -6,12 +6,19 @@ http://127.0.0.1:8765/.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DB_URL = "sqlite+aiosqlite:///data/solitaire-race.sqlite3"
 EVENT_LOOPS = ("auto", "uvloop", "asyncio")  # Config.event_loop
+SECRET_ENV = "SOLITAIRE_RACE_SECRET"
+
+
+def db_url(value: str | None) -> str:
+    """A command's database: --db, else $SOLITAIRE_RACE_DB, else the embedded SQLite file."""
+    return value or os.environ.get("SOLITAIRE_RACE_DB") or DEFAULT_DB_URL
 
 
 @dataclass(frozen=True, slots=True)
