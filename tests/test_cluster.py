@@ -153,6 +153,26 @@ async def _finished(pg: Database, code: str) -> bool:
     return bool(await scalar(pg, "SELECT status FROM races WHERE code = ?", code) == "finished")
 
 
+async def id_of(pg: Database, code: str) -> int:
+    return int(await scalar(pg, "SELECT id FROM races WHERE code = ?", code))
+
+
+async def results_of(pg: Database, code: str) -> list[tuple[Any, ...]]:
+    """The race's stored (outcome, moves), sorted."""
+    return sorted(await pg.query(
+        "SELECT outcome, moves FROM results r JOIN races ON races.id = r.race_id WHERE races.code = ?", code
+    ))
+
+
+async def race_of_two(host: Connection, guest: Connection, game: str = GAME, deal: int = DEAL) -> str:
+    """A race made by ``host``, joined by ``guest``, started, and both told: its code."""
+    code = str((await host.request({"type": "create_race", "game": game, "deal": deal}))["race"]["code"])
+    assert (await guest.request({"type": "join_race", "code": code}))["type"] == "room"
+    assert (await host.request({"type": "start_race"}))["type"] in ("room", "countdown")
+    await started(host), await started(guest)
+    return code
+
+
 async def player(node: Node, name: str) -> Connection:
     conn = await Connection.open(node.url)
     assert (await conn.request({"type": "hello", "name": name}))["type"] == "welcome"
@@ -205,9 +225,7 @@ async def test_a_race_made_on_one_node_is_joined_through_another_and_finished_th
     await play(host, LINE)
     await play(guest, LINE)
     await until(lambda: _finished(pg, code), 10)
-    results = await pg.query("SELECT player_id, outcome, moves FROM results r JOIN races ON races.id = r.race_id "
-                             "WHERE races.code = ? ORDER BY player_id", code)
-    assert [(row[1], row[2]) for row in results] == [("won", len(LINE)), ("won", len(LINE))]
+    assert await results_of(pg, code) == [("won", len(LINE)), ("won", len(LINE))]
     # The finished race, asked for through b, comes from the database.
     other = await player(b, "Latecomer")
     assert (await other.request({"type": "join_race", "code": code}))["code"] == "no_such_race"
@@ -229,15 +247,12 @@ async def test_a_node_killed_mid_race_its_race_goes_on_on_another_with_every_ack
 ) -> None:
     a, b = cluster("a"), cluster("b")
     host, guest = await player(a, "Hostess"), await player(a, "Guest")
-    code = (await host.request({"type": "create_race", "game": GAME, "deal": DEAL}))["race"]["code"]
-    assert (await guest.request({"type": "join_race", "code": code}))["type"] == "room"
-    await host.request({"type": "start_race"})
-    await started(host), await started(guest)
+    code = await race_of_two(host, guest)
     half = len(LINE) // 2
     await play(host, LINE[:half])
     await play(guest, LINE[:3])
     last = await host.request({"type": "move", "moves": ["not-a-move"]})  # refused: just the race's time
-    race_id = await scalar(pg, "SELECT id FROM races WHERE code = ?", code)
+    race_id = await id_of(pg, code)
     assert await lease_holder(pg, f"race:{race_id}") == "a"
     a.signal(signal.SIGKILL)
     killed = time.monotonic()
@@ -261,9 +276,7 @@ async def test_a_node_killed_mid_race_its_race_goes_on_on_another_with_every_ack
     await play(host, LINE[half:])
     await play(guest, LINE[3:])
     await until(lambda: _finished(pg, code), 10)
-    rows = await pg.query("SELECT outcome, moves FROM results r JOIN races ON races.id = r.race_id "
-                          "WHERE races.code = ?", code)
-    assert sorted(rows) == [("won", len(LINE)), ("won", len(LINE))]
+    assert await results_of(pg, code) == [("won", len(LINE)), ("won", len(LINE))]
     logged = await pg.query("SELECT player_id, seq, count(*) FROM move_log WHERE race_id = ? AND kind = 'move' "
                             "GROUP BY player_id, seq HAVING count(*) > 1", race_id)
     assert logged == []  # one entry per move and racer
@@ -284,7 +297,7 @@ async def test_bots_follow_their_race_to_its_node_and_through_its_failover(
     await until(lambda: _entries(pg, code, 3), 15)
     assert (await host.request({"type": "start_race"}))["type"] in ("room", "countdown")
     await started(host)
-    race_id = await scalar(pg, "SELECT id FROM races WHERE code = ?", code)
+    race_id = await id_of(pg, code)
     await until(lambda: _moves_logged(pg, race_id, 6), 15)  # the bots are playing
     a.signal(signal.SIGKILL)
     await closed(host)
@@ -296,9 +309,7 @@ async def test_bots_follow_their_race_to_its_node_and_through_its_failover(
     assert {r.code for r in results} == {code}
     assert all(len(r.ranking) == 3 for r in results), results
     assert all(r.outcome in ("won", "stuck", "resigned", "timed_out") for r in results), results
-    rows = await pg.query("SELECT count(*) FROM results r JOIN races ON races.id = r.race_id WHERE races.code = ?",
-                          code)
-    assert rows == [(3,)]
+    assert len(await results_of(pg, code)) == 3  # one result per racer
     await host.close()
 
 
@@ -318,13 +329,10 @@ async def test_a_node_paused_past_its_lease_acknowledges_nothing_once_it_runs_ag
 ) -> None:
     a, b = cluster("a"), cluster("b")
     host, guest = await player(a, "Hostess"), await player(a, "Guest")
-    code = (await host.request({"type": "create_race", "game": GAME, "deal": DEAL}))["race"]["code"]
-    assert (await guest.request({"type": "join_race", "code": code}))["type"] == "room"
-    await host.request({"type": "start_race"})
-    await started(host), await started(guest)
+    code = await race_of_two(host, guest)
     await play(host, LINE[:4])
     await play(guest, LINE[:4])
-    race_id = await scalar(pg, "SELECT id FROM races WHERE code = ?", code)
+    race_id = await id_of(pg, code)
     a.signal(signal.SIGSTOP)
     try:
         await until(lambda: _held_by(pg, race_id, "b"))  # adopted while a sleeps
@@ -414,7 +422,7 @@ async def test_the_terminal_client_follows_its_race_to_its_node_and_through_its_
         await expect(child, "✓ " + SGR + re.escape(LINE[1]))
     finally:
         child.close(force=True)
-    race_id = await scalar(pg, "SELECT id FROM races WHERE code = ?", code)
+    race_id = await id_of(pg, code)
     moves = await pg.query("SELECT text FROM move_log WHERE race_id = ? AND kind = 'move' ORDER BY seq", race_id)
     assert [m for (m,) in moves] == list(LINE[:2])
     await host.close()
@@ -477,9 +485,7 @@ async def test_redis_restarted_mid_race_the_race_stays_and_loses_nothing(
     await asyncio.sleep(3 * LEASE_TTL_S)  # renewals and looks for orphans, several of each
     await play(host, LINE[6:])
     await until(lambda: _finished(pg, code), 10)
-    rows = await pg.query("SELECT outcome, moves FROM results r JOIN races ON races.id = r.race_id "
-                          "WHERE races.code = ?", code)
-    assert rows == [("won", len(LINE))]
+    assert await results_of(pg, code) == [("won", len(LINE))]
     # The race stayed on a: its lease was taken back, not adopted by b.
     assert b.events("race_adopted") == 0 and a.events("race_fenced") == 0
     assert "Traceback" not in a.log.read_text() + b.log.read_text()
@@ -520,7 +526,7 @@ async def test_postgresql_unavailable_for_seconds_clear_errors_and_no_acknowledg
     assert reply["moves"] == 7 and reply["moves"] >= acknowledged
     await play(host, LINE[7:])
     await until(lambda: _finished(pg, code), 10)
-    race_id = await scalar(pg, "SELECT id FROM races WHERE code = ?", code)
+    race_id = await id_of(pg, code)
     logged = await pg.query("SELECT text FROM move_log WHERE race_id = ? AND kind = 'move' ORDER BY seq", race_id)
     assert [m for (m,) in logged] == list(LINE)
     assert "Traceback" not in a.log.read_text()  # one line per fault, said as such

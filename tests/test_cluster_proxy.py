@@ -33,9 +33,11 @@ from .test_cluster import (
     _held_by,
     closed,
     cluster,  # noqa: F401  # the fixture
+    id_of,
     pg,  # noqa: F401  # the fixture
     play,
-    scalar,
+    race_of_two,
+    results_of,
     started,
     until,
 )
@@ -114,7 +116,7 @@ def site(cluster: Callable[..., Node], tmp_path: Path) -> Iterator[Callable[...,
 
 
 async def owner(pg: Database, code: str, nodes: dict[str, Node]) -> Node:  # noqa: F811
-    race_id = await scalar(pg, "SELECT id FROM races WHERE code = ?", code)
+    race_id = await id_of(pg, code)
     for node_id, node in nodes.items():
         if await _held_by(pg, race_id, node_id):
             return node
@@ -130,10 +132,7 @@ async def test_through_the_proxy_a_race_is_joined_and_outlives_its_node(
     host, guest = await Connection.open(url), await Connection.open(url)
     for conn, name in ((host, "Hostess"), (guest, "Guest")):
         assert (await conn.request({"type": "hello", "name": name}))["type"] == "welcome"
-    code = (await host.request({"type": "create_race", "game": game, "deal": deal}))["race"]["code"]
-    assert (await guest.request({"type": "join_race", "code": code}))["type"] == "room"
-    await host.request({"type": "start_race"})
-    await started(host), await started(guest)
+    code = await race_of_two(host, guest, game, deal)
     await play(host, line[:10])
     await play(guest, line[:5])
     running = await owner(pg, code, nodes)
@@ -157,9 +156,7 @@ async def test_through_the_proxy_a_race_is_joined_and_outlives_its_node(
     await play(host, line[11:])
     await play(guest, line[5:])
     await until(lambda: _finished(pg, code), 10)
-    rows = await pg.query("SELECT outcome, moves FROM results r JOIN races ON races.id = r.race_id "
-                          "WHERE races.code = ?", code)
-    assert sorted(rows) == [("won", len(line)), ("won", len(line))]
+    assert await results_of(pg, code) == [("won", len(line)), ("won", len(line))]
     await host.close()
     await guest.close()
 
@@ -194,7 +191,7 @@ async def test_the_web_client_follows_its_race_to_its_node_and_through_its_failo
     await ann.expect_moves(1)
     await perform(ann, line[1], after=1)
     await ann.expect_moves(2)
-    race_id = await scalar(pg, "SELECT id FROM races WHERE code = ?", code)
+    race_id = await id_of(pg, code)
     moves = await pg.query("SELECT text FROM move_log WHERE race_id = ? AND kind = 'move' ORDER BY seq", race_id)
     assert [m for (m,) in moves] == list(line[:2])
     # The only errors: the browser's own lines about the socket its node's death broke.
@@ -217,12 +214,8 @@ async def test_nodes_killed_again_and_again_every_race_ends_with_each_acknowledg
         host, guest = await Connection.open(url), await Connection.open(url)
         for conn, who in ((host, "h"), (guest, "g")):
             assert (await conn.request({"type": "hello", "name": f"r{r}{who}"}))["type"] == "welcome"
-        code = (await host.request({"type": "create_race", "game": game, "deal": deal}))["race"]["code"]
-        assert (await guest.request({"type": "join_race", "code": code}))["type"] == "room"
-        await host.request({"type": "start_race"})
-        for conn in (host, guest):
-            await started(conn)
-            racers.append((conn, code))
+        code = await race_of_two(host, guest, game, deal)
+        racers += [(host, code), (guest, code)]
         codes.append(code)
 
     async def rejoin(conn: Connection, code: str, acknowledged: int) -> int:
@@ -267,7 +260,7 @@ async def test_nodes_killed_again_and_again_every_race_ends_with_each_acknowledg
         await asyncio.sleep(rng.uniform(0.5, 2.0))
         owners = set()
         for code in codes:
-            race_id = await scalar(pg, "SELECT id FROM races WHERE code = ?", code)
+            race_id = await id_of(pg, code)
             owners |= {n for n in nodes if not await _finished(pg, code) and await _held_by(pg, race_id, n)}
         if not owners:
             break
@@ -282,10 +275,9 @@ async def test_nodes_killed_again_and_again_every_race_ends_with_each_acknowledg
     assert kills >= 2 and sum(node.events("race_adopted") for node in nodes.values()) >= 1
     for code in codes:
         await until(functools.partial(_finished, pg, code), 20)
-        rows = await pg.query("SELECT outcome, moves FROM results r JOIN races ON races.id = r.race_id "
-                              "WHERE races.code = ?", code)
-        assert sorted(rows) == [("won", len(line)), ("won", len(line))], (code, rows)
-        race_id = await scalar(pg, "SELECT id FROM races WHERE code = ?", code)
+        rows = await results_of(pg, code)
+        assert rows == [("won", len(line)), ("won", len(line))], (code, rows)
+        race_id = await id_of(pg, code)
         twice = await pg.query("SELECT player_id, seq FROM move_log WHERE race_id = ? GROUP BY player_id, seq "
                                "HAVING count(*) > 1", race_id)
         assert twice == []
