@@ -18,7 +18,6 @@ it (``orphans``, then ``hold``) and resume it from the move log (docs/cluster.md
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import socket
@@ -112,9 +111,6 @@ class Cluster:
         for name in sorted(lost):
             if (self.still_ours is None or await self.still_ours(name)) and await self.leases.take(name):
                 lost.discard(name)
-            else:
-                with contextlib.suppress(RedisError, OSError):
-                    await self.leases.release(name)  # if we took it back before finding out
         self.held -= lost
         return lost
 
