@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import re
 import shutil
@@ -100,7 +101,7 @@ class RacingPeer:
 
 async def play(rooms: int, lines: list[tuple[int, list[str]]], db_dir: str, stuck_checks: bool = True) -> int:
     """Every room races on its line, all at once; returns the number of moves played."""
-    from solitaire_race.app import App
+    from solitaire_race.app import App, tune_gc
     from solitaire_race.config import Config
 
     config = Config(
@@ -109,8 +110,11 @@ async def play(rooms: int, lines: list[tuple[int, list[str]]], db_dir: str, stuc
         # No standings during the count: they are sent per room and per 0.1 s of wall time,
         # not per move, so under callgrind's ~100x slowdown they would count time, not moves.
         progress_interval_s=3600.0,
+        fair_play_holds=False,  # as bench/load.py serves: its bots' pace would be held
     )
     app = await App.start(config)
+    thresholds = gc.get_threshold()
+    tune_gc()  # the collector as ``serve`` sets it, or its collections count as the moves' work
     gateway = app.gateway
     if not stuck_checks:
         # A measuring device, not a server setting: no stuck check is queued, so none runs.
@@ -157,6 +161,8 @@ async def play(rooms: int, lines: list[tuple[int, list[str]]], db_dir: str, stuc
         return sum(len(peer.frames) for _, peer in racers)
     finally:
         await app.stop()
+        gc.unfreeze()  # the caller's collector as it was (a test calls this in its own process)
+        gc.set_threshold(*thresholds)
 
 
 def counted(rooms: int, lines_file: Path, stuck_checks: bool) -> tuple[int, int]:

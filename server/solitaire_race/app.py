@@ -200,6 +200,21 @@ def run(config: Config) -> None:
         runner.run(serve(config, loop_name=name))
 
 
+def tune_gc() -> None:
+    """The collector's settings for serving, applied once start-up is done."""
+    # Full collections re-scan every tracked object; the ones made at startup (modules,
+    # SQLAlchemy, the engine) never die, and scanning them cost ~15-50 ms pauses under
+    # load. Freeze them out of the scans. Each connection waiting for its next frame holds
+    # ~25 fresh objects (websockets' receive chain), so a young collection with 1,000
+    # racers took 10-35 ms and came every ~4 s at a threshold of 10,000; the server makes
+    # almost no cyclic garbage (refcounting frees it all), and at 100,000 none came in 100 s.
+    # The price: closed connections' cycles wait longer: over 15,000 connects the RSS levels
+    # off 12-14 MiB higher (1.6 MiB at 10,000), a ceiling, not growth per racer.
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(100_000, 10, 10)
+
+
 async def serve(config: Config, loop_name: str = "asyncio") -> None:
     # Threads that do I/O for the event loop (aiosqlite, checkpoints) need the GIL for a
     # moment now and then; Python's default 5 ms switch interval makes them wait that long
@@ -212,17 +227,7 @@ async def serve(config: Config, loop_name: str = "asyncio") -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     app = await App.start(config)
-    # Full collections re-scan every tracked object; the ones made at startup (modules,
-    # SQLAlchemy, the engine) never die, and scanning them cost ~15-50 ms pauses under
-    # load. Freeze them out of the scans. Each connection waiting for its next frame holds
-    # ~25 fresh objects (websockets' receive chain), so a young collection with 1,000
-    # racers took 10-35 ms and came every ~4 s at a threshold of 10,000; the server makes
-    # almost no cyclic garbage (refcounting frees it all), and at 100,000 none came in 100 s.
-    # The price: closed connections' cycles wait longer: over 15,000 connects the RSS levels
-    # off 12-14 MiB higher (1.6 MiB at 10,000), a ceiling, not growth per racer.
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(100_000, 10, 10)
+    tune_gc()
     print(
         f"solitaire-race is running: open {app.url}"
         f" (websocket {app.ws_url}, database {display_url(config.db_url)}, event loop {loop_name})",
