@@ -245,6 +245,26 @@ def test_two_deck_verdicts_match_a_plain_search(game_id: str) -> None:
     assert verdicts["won"] >= 3 and verdicts["unwinnable"] >= 3, verdicts
 
 
+@pytest.mark.parametrize(("game_id", "number"), [("parallels", 3), ("patriarchs", 2)])
+def test_playouts_win_two_deck_deals_that_the_ordered_searches_leave_unknown(game_id: str, number: int) -> None:
+    game = get_game(game_id)
+    state = game.deal(number, SECRET)
+    ordered_only = knowledge_for(game)
+    ordered_only.playout_share = 0.0
+    ordered_only.best_first_share = 0.5  # depth-first and best-first, half the budget each
+    assert search(game, ordered_only, state, node_budget=20_000, time_budget_s=None).status == "unknown"
+    found = search(game, knowledge_for(game), state, node_budget=20_000, time_budget_s=None)
+    assert found.status == "won" and found.moves is not None
+    assert verify(game, state, [game.format_move(m) for m in found.moves])
+
+
+def test_playouts_give_the_same_line_on_every_run() -> None:
+    game = get_game("patriarchs")
+    state = game.deal(7, SECRET)
+    runs = [search(game, knowledge_for(game), state, node_budget=30_000, time_budget_s=None) for _ in range(2)]
+    assert runs[0].status == "won" and runs[0].moves == runs[1].moves and runs[0].nodes == runs[1].nodes
+
+
 def test_move_order_pruning_saves_work_without_changing_the_answer() -> None:
     game = get_game("perseverance")
     know = knowledge_for(game)

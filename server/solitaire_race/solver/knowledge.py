@@ -55,11 +55,11 @@ from ..engine import Game, IllegalMove, Kind, Move
 from ..engine.cards import KING, is_red
 from ..engine.clock import Clock, ClockState
 from ..engine.parallels import Parallels, ParallelsState
-from ..engine.patriarchs import WASTE, Patriarchs, PatriarchsState
+from ..engine.patriarchs import REDEAL, WASTE, Patriarchs, PatriarchsState
 from ..engine.perseverance import Perseverance, PerseveranceState
 from ..engine.persian import MAX_REDEALS, ORDER, PersianPatience, PersianState
 from ..engine.piles import DOWN, UP
-from ..engine.two_deck import TwoDeckGame
+from ..engine.two_deck import STOCK, TwoDeckGame
 
 Edge = tuple[Move, ...]
 Footprint = frozenset[int] | None
@@ -83,6 +83,7 @@ class Knowledge(Generic[S]):
     # depth-first search alone), and whether depth-first tries the best-scoring child first
     # (worth the cost of scoring every child only where its move order is a poor guide).
     best_first_share: float = 0.0
+    playout_share: float = 0.0  # the share of the random playouts (they only look for wins)
     score_children: bool = False
 
     def __init__(self, game: Game[S]) -> None:
@@ -116,6 +117,14 @@ class Knowledge(Generic[S]):
     def edges(self, state: S) -> list[Step]:
         """Every edge worth trying, best first, with its footprint."""
         return [((m,), None) for m in self.game.legal_moves(state)]
+
+    def playout_edges(self, state: S) -> tuple[list[Edge], list[Edge]]:
+        """The edges a playout chooses among: those that bring a card home, and the rest."""
+        homes: list[Edge] = []
+        rest: list[Edge] = []
+        for edge, _ in self.edges(state):
+            (homes if edge[-1].kind is Kind.HOME else rest).append(edge)
+        return homes, rest
 
     def safe(self, state: S) -> tuple[Edge, S] | None:
         """An edge provably no worse than all others, with the position it leads to."""
@@ -323,21 +332,23 @@ def meeting(tops: tuple[int, ...], suit: int) -> bool:
     return tops[2 * suit] + 1 == tops[2 * suit + 1]
 
 
+def canonical(tops: tuple[int, ...]) -> tuple[int, ...]:
+    """The foundations with every meeting suit's pair as (0, 0), a value no real pair has:
+    every meeting point of a suit is reachable from every other by shifts."""
+    return tuple(v for s in range(4) for v in ((0, 0) if meeting(tops, s) else tops[2 * s : 2 * s + 2]))
+
+
 class TwoDeckKnowledge(Knowledge[S]):
     game: TwoDeckGame[S]
-    best_first_share = 0.5
+    best_first_share = 0.05
+    playout_share = 0.9
     score_children = True
 
     def key(self, state: S) -> Hashable:
         tops = self.game.foundations_of(state)
         if not any(meeting(tops, s) for s in range(4)):
             return state
-        # Every meeting point of a suit is reachable from every other by shifts: key them
-        # all as (0, 0), a value no real foundation pair has.
-        canon = tuple(
-            v for s in range(4) for v in ((0, 0) if meeting(tops, s) else tops[2 * s : 2 * s + 2])
-        )
-        return ("meeting", self.game.with_foundations(state, canon))
+        return ("meeting", self.game.with_foundations(state, canonical(tops)))
 
     def supply_touched(self, state: S, src: int) -> tuple[int, ...]:
         return ()
@@ -370,6 +381,25 @@ class TwoDeckKnowledge(Knowledge[S]):
                     # way the suit then meets, and meeting positions are one position.
                     break
         return homes + others
+
+    def playout_edges(self, state: S) -> tuple[list[Edge], list[Edge]]:
+        # ``edges`` without footprints and without asking the engine for every legal move:
+        # a playout makes one step per engine move, and this is most of a step's work.
+        tops = self.game.foundations_of(state)
+        homes: list[Edge] = []
+        for src, c in self.game.playable(state):
+            s, r = c & 3, c >> 2
+            if meeting(tops, s):
+                homes.append(shift_then_home(tops, s, r, src))
+            elif r == tops[2 * s] + 1:
+                homes.append((Move(Kind.HOME, src, UP),))
+            elif r == tops[2 * s + 1] - 1:
+                homes.append((Move(Kind.HOME, src, DOWN),))
+        return homes, self.supply_edges(state)
+
+    def supply_edges(self, state: S) -> list[Edge]:
+        """The edges that bring cards from the stock (its turn, a redeal)."""
+        raise NotImplementedError
 
     def safe(self, state: S) -> tuple[Edge, S] | None:
         if not self.closed(state):
@@ -407,6 +437,9 @@ def shift_then_home(tops: tuple[int, ...], suit: int, rank: int, src: int) -> Ed
 class ParallelsKnowledge(TwoDeckKnowledge[ParallelsState]):
     game: Parallels
 
+    def supply_edges(self, state: ParallelsState) -> list[Edge]:
+        return [(STOCK,)] if state.stock else []
+
     def closed(self, state: ParallelsState) -> bool:
         return not state.stock
 
@@ -423,6 +456,17 @@ class PatriarchsKnowledge(TwoDeckKnowledge[PatriarchsState]):
 
     def extra_footprint(self, kind: Kind, state: PatriarchsState) -> Footprint:
         return touched(_SUPPLY) if kind is Kind.STOCK else None
+
+    def key(self, state: PatriarchsState) -> Hashable:
+        # The nine slots are interchangeable: every card in one may go home, a vacancy is
+        # refilled in place, and no rule reads a slot's number. Two cards sent home in
+        # either order fill their slots from the waste crosswise; keyed as one position.
+        return (tuple(sorted(state.tableau)), state.stock, state.waste, canonical(state.foundations), state.redealt)
+
+    def supply_edges(self, state: PatriarchsState) -> list[Edge]:
+        if state.stock:
+            return [(STOCK,)]
+        return [(REDEAL,)] if self.game.may_redeal(state) else []
 
     def closed(self, state: PatriarchsState) -> bool:
         return not state.stock and not state.waste

@@ -27,6 +27,17 @@ the earlier one). It cannot use sleep sets, so it only helps where the knowledge
 depth-first ordering is a poor guide (``Knowledge.best_first_share``); if it runs out of
 positions, that too proves the deal unwinnable (it tried every edge of every position).
 
+Playouts (``Playouts``), where neither order finds wins (Parallels, Patriarchs:
+``Knowledge.playout_share``): a line is played out at random, a move home chosen over the
+other edges with probability ``PLAYOUT_HOME``, until the game is won or stuck; then again
+and again from a point chosen at random on the best line so far, keeping the new line
+when it ends with as many cards home or more (an iterated local search over whole
+lines). Best-first fails there because its plateaus (equal cards home, told apart by
+nothing) are searched breadth-first near the end of the line, where the early choices
+that lost the game cannot be changed; a playout changes any choice, early ones too.
+It only looks for wins: running out proves nothing. Its random numbers come from a
+generator seeded with a constant, so its answers too depend only on the node budget.
+
 Budgets: ``nodes`` counts engine moves applied (an edge of several moves counts each).
 The two searches take turns in slices of nodes (sizes doubling), so results depend only on
 the node budget. The time budget is only a guard: ``time.perf_counter`` is read every few
@@ -38,6 +49,7 @@ daily deal).
 from __future__ import annotations
 
 import heapq
+import random
 import time
 from collections.abc import Hashable
 from dataclasses import dataclass
@@ -51,6 +63,8 @@ Status = Literal["won", "unwinnable", "unknown"]
 _NOTHING: frozenset[Any] = frozenset()
 _CLOCK_EVERY = 256  # read the clock once per this many edges
 _FIRST_SLICE = 2_000  # nodes in the first turn of the depth-first search
+PLAYOUT_HOME = 0.9  # a playout's chance of a move home over the other edges, when it has one
+_PLAYOUT_SEED = 1  # playouts are random, but the same on every run and every machine
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,24 +256,75 @@ class BestFirst:
         return tuple(m for edge in reversed(edges) for m in edge)
 
 
+class Playouts:
+    """A resumable iterated local search over random playouts (see the module doc)."""
+
+    def __init__(self, game: Game[Any], know: Knowledge[Any], root: Any) -> None:
+        self.game = game
+        self.know = know
+        self.rng = random.Random(_PLAYOUT_SEED)
+        self.best: list[Edge] = []  # the best line so far
+        self.states = [root]  # the positions along it: states[i] is reached by best[:i]
+        self.best_home = -1
+        self.result: Found | None = None
+
+    def run(self, guard: _Guard, until: int) -> Found | None:
+        if self.result is not None:
+            return self.result
+        game, rng = self.game, self.rng
+        while guard.nodes < until and not guard.timed_out():
+            cut = rng.randrange(len(self.best) + 1)
+            line, states = self.best[:cut], self.states[: cut + 1]
+            state = self._play_out(guard, until, line, states)
+            if game.is_won(state):
+                self.result = Found("won", tuple(m for edge in line for m in edge), guard.nodes, 0)
+                return self.result
+            home = game.progress(state).home
+            if home >= self.best_home:  # sideways too: it keeps the search moving on a plateau
+                self.best, self.states, self.best_home = line, states, home
+        return None
+
+    def _play_out(self, guard: _Guard, until: int, line: list[Edge], states: list[Any]) -> Any:
+        """Extend ``line`` at random from its last position until won, stuck or ``until``."""
+        game, know, rng = self.game, self.know, self.rng
+        state = states[-1]
+        while guard.nodes < until and not game.is_won(state):
+            homes, rest = know.playout_edges(state)
+            if homes and (not rest or rng.random() < PLAYOUT_HOME):
+                edge = homes[rng.randrange(len(homes))]
+            elif rest:
+                edge = rest[0]
+            else:
+                break
+            state = _apply(game, state, edge)
+            guard.nodes += len(edge)
+            line.append(edge)
+            states.append(state)
+        return state
+
+
 def search(
     game: Game[Any], know: Knowledge[Any], root: Any, *, node_budget: int, time_budget_s: float | None
 ) -> Found:
-    """Depth-first alone, or taking turns with best-first (``know.best_first_share``)."""
+    """Depth-first, taking turns with best-first and the playouts when the knowledge gives
+    them a share of the budget (``best_first_share``, ``playout_share``)."""
     if game.is_won(root):
         return Found("won", (), 0, 1)
     guard = _Guard(node_budget, time_budget_s)
     dfs = DepthFirst(game, know, root)
-    share = know.best_first_share
-    bfs = BestFirst(game, know, root) if share > 0 else None
+    bfs = BestFirst(game, know, root) if know.best_first_share > 0 else None
+    playouts = Playouts(game, know, root) if know.playout_share > 0 else None
+    helpers = [(bfs, know.best_first_share), (playouts, know.playout_share)]
+    dfs_share = 1 - know.best_first_share - know.playout_share
     slice_ = _FIRST_SLICE
     found: Found | None = None
     while found is None:
         found = dfs.run(guard, min(node_budget, guard.nodes + slice_))
-        if found is None and bfs is not None:
-            found = bfs.run(guard, min(node_budget, guard.nodes + int(slice_ * share / (1 - share))))
+        for helper, share in helpers:
+            if found is None and helper is not None:
+                found = helper.run(guard, min(node_budget, guard.nodes + int(slice_ * share / dfs_share)))
         if found is None and (guard.nodes >= node_budget or guard.timed_out()):
             found = Found("unknown", None, guard.nodes, 0)
         slice_ *= 2
-    positions = len(dfs.table) + (len(bfs.parent) if bfs is not None else 0)
+    positions = len(dfs.table) + (len(bfs.parent) if bfs else 0) + (len(playouts.states) if playouts else 0)
     return Found(found.status, found.moves, guard.nodes, positions)
