@@ -12,7 +12,7 @@ from typing import Any
 from solitaire_race.daily_planner import Chooser, first_candidate
 from solitaire_race.engine import Game, Kind, Outcome, get_game
 from solitaire_race.engine.base import StuckSearch
-from solitaire_race.solver import budget_for, choose_daily
+from solitaire_race.solver import DailyChoice, budget_for, choose_daily
 
 
 def held_back_chooser(secret: bytes, gate: asyncio.Event, held: str = "patriarchs", solved: str = "clock") -> Chooser:
@@ -21,7 +21,7 @@ def held_back_chooser(secret: bytes, gate: asyncio.Event, held: str = "patriarch
     are their first candidate."""
     plain = first_candidate(secret)
 
-    async def choose(game_id: str, day: date) -> tuple[int, int | None]:
+    async def choose(game_id: str, day: date) -> DailyChoice:
         if game_id == held:
             await gate.wait()
         if game_id == solved:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 from collections.abc import AsyncIterator
 from datetime import UTC, date, datetime, timedelta
@@ -15,11 +16,13 @@ from pathlib import Path
 
 import pytest
 
+from solitaire_race import daily_planner
 from solitaire_race.app import App
 from solitaire_race.daily import daily_deal_number
-from solitaire_race.daily_planner import DailyPlanner, WorkerKilled, first_candidate, solver_process
+from solitaire_race.daily_planner import PLAN_AHEAD_DAYS, DailyNotReady, DailyPlanner, WorkerKilled, solver_process
 from solitaire_race.engine import get_game
-from solitaire_race.solver import budget_for, choose_daily, verify
+from solitaire_race.observe import Metrics
+from solitaire_race.solver import CANDIDATES, DailyChoice, NoProvenDeal, budget_for, choose_daily, verify
 from solitaire_race.store import Store
 
 from .conftest import TEST_SECRET, Client, http_json, make_config
@@ -36,28 +39,36 @@ EVENING = datetime(2026, 11, 21, 23, 59, 0, tzinfo=UTC)
 async def test_deals_are_chosen_a_day_ahead_proven_winnable_and_stored(tmp_path: Path) -> None:
     store = await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'daily.sqlite3'}")
     wall = WallClock(EVENING)
-    planner = DailyPlanner(store, GAMES, solver_process(SECRET, NODES), wall)
+    metrics = Metrics()
+    planner = DailyPlanner(store, GAMES, solver_process(SECRET, NODES), wall, metrics=metrics)
     try:
-        today, tomorrow = date(2026, 11, 21), date(2026, 11, 22)
+        today = date(2026, 11, 21)
+        days = [today + timedelta(days=ahead) for ahead in range(PLAN_AHEAD_DAYS + 1)]
         await asyncio.wait_for(planner.prepare(today), 120)
-        assert planner.chosen == 4
-        for day in (today, tomorrow):
+        assert planner.chosen == len(GAMES) * len(days)
+        # How many candidates each game's latest day took: in the log's event and in /metrics.
+        for game_id in GAMES:
+            tried = choose_daily(game_id, SECRET, days[-1], budget_for(NODES)).candidates
+            assert f'solitaire_daily_candidates{{game="{game_id}"}} {tried}' in metrics.render()
+        for day in days:
             for game_id in GAMES:
                 stored = await store.find_daily_challenge(game_id, day.isoformat())
                 assert stored is not None and stored.par is not None
                 # The worker's answer is the pure function's: every process agrees.
-                assert (stored.deal_number, stored.par) == choose_daily(game_id, SECRET, day, budget_for(NODES))
+                chosen = choose_daily(game_id, SECRET, day, budget_for(NODES))
+                assert (stored.deal_number, stored.par) == (chosen.deal, chosen.par)
                 # And the deal is won, by the tests' own small solver, independently.
                 game = get_game(game_id)
                 line = support_solve(game, game.deal(stored.deal_number, SECRET), budget=200_000)
                 assert line is not None and verify(game, game.deal(stored.deal_number, SECRET), line)
 
-        # Midnight: tomorrow's challenges are read, not chosen again.
+        # Midnight: the days ahead are read, not chosen again; only the newest day is chosen.
         wall.now = EVENING + timedelta(minutes=2)
+        tomorrow = days[1]
         before = await store.find_daily_challenge("clock", tomorrow.isoformat())
         assert await planner.challenge("clock", tomorrow) == before
-        await planner.prepare(tomorrow)  # what the planner does after midnight: the day after
-        assert planner.chosen == 6
+        await planner.prepare(tomorrow)  # what the planner does after midnight
+        assert planner.chosen == len(GAMES) * (len(days) + 1)
     finally:
         await planner.close()
         await store.close()
@@ -110,7 +121,8 @@ async def test_listing_shows_games_still_being_prepared(tmp_path: Path) -> None:
             "game": "patriarchs", "name": "Patriarchs", "deal": None, "par": None, "preparing": True,
             "practice_date": None, "attempted": False,
         }
-        clock_deal, clock_par = choose_daily("clock", SECRET, date(2026, 11, 21), budget_for(NODES))
+        clock = choose_daily("clock", SECRET, date(2026, 11, 21), budget_for(NODES))
+        clock_deal, clock_par = clock.deal, clock.par
         assert listing["clock"]["deal"] == clock_deal and listing["clock"]["par"] == clock_par is not None
         assert "preparing" not in listing["cruel"]
 
@@ -141,32 +153,84 @@ async def test_listing_shows_games_still_being_prepared(tmp_path: Path) -> None:
 
 
 @contextlib.asynccontextmanager
-async def failing_planner(tmp_path: Path, error: Exception) -> AsyncIterator[tuple[DailyPlanner, Store]]:
-    """A planner for Clock whose solver always fails with ``error``, falling back as the
-    server's does."""
+async def failing_planner(tmp_path: Path, error: Exception) -> AsyncIterator[tuple[DailyPlanner, Store, list[date]]]:
+    """A planner for Clock whose solver always fails with ``error``; the days it was asked."""
     store = await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'daily.sqlite3'}")
+    asked: list[date] = []
 
-    async def failing(game_id: str, day: date) -> tuple[int, int | None]:
+    async def failing(game_id: str, day: date) -> DailyChoice:
+        asked.append(day)
         raise error
 
-    planner = DailyPlanner(store, ["clock"], failing, WallClock(EVENING), fallback=first_candidate(SECRET))
+    planner = DailyPlanner(store, ["clock"], failing, WallClock(EVENING))
     try:
-        yield planner, store
+        yield planner, store, asked
     finally:
         await planner.close()
         await store.close()
 
 
-async def test_a_failing_solver_falls_back_to_the_first_candidate(tmp_path: Path) -> None:
-    async with failing_planner(tmp_path, RuntimeError("daily solver for clock exited with 1")) as (planner, store):
-        challenge = await planner.challenge("clock", date(2026, 11, 21))
-        assert challenge.deal_number == daily_deal_number(SECRET, "clock", date(2026, 11, 21)) and challenge.par is None
-        assert await store.find_daily_challenge("clock", "2026-11-21") == challenge  # stored: asked once a day
+async def test_a_failing_solver_publishes_nothing_and_is_tried_again_later(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    day = date(2026, 11, 21)
+    async with failing_planner(tmp_path, RuntimeError("daily solver for clock exited with 1")) as (
+        planner, store, asked,
+    ):
+        with pytest.raises(DailyNotReady, match="the clock challenge of 2026-11-21 is not ready yet"):
+            await planner.challenge("clock", day)
+        assert await store.find_daily_challenge("clock", "2026-11-21") is None  # no unproven deal
+        # Asked again at once: refused at once, the solver not run again (the lobby asks often).
+        with pytest.raises(DailyNotReady):
+            await planner.challenge("clock", day)
+        assert await planner.ready(["clock"], day, 1.0) == {"clock": None}  # listed as preparing
+        assert asked == [day]
+        monkeypatch.setattr(daily_planner, "RETRY_S", 0.0)  # the retry time has passed
+        with pytest.raises(DailyNotReady):
+            await planner.challenge("clock", day)
+        assert asked == [day, day]
+
+
+async def test_no_proven_candidate_is_one_log_line_and_no_challenge(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The real worker with a budget too small to prove any candidate: it says so and exits
+    with its own status; the planner logs one line (no traceback) and stores nothing."""
+    store = await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'daily.sqlite3'}")
+    planner = DailyPlanner(store, ["cruel"], solver_process(SECRET, 1), WallClock(EVENING))
+    try:
+        with caplog.at_level(logging.ERROR, logger="solitaire_race.daily"), pytest.raises(DailyNotReady):
+            await asyncio.wait_for(planner.challenge("cruel", date(2026, 11, 21)), 120)
+        errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+        assert len(errors) == 1 and errors[0].exc_info is None
+        assert f"no cruel candidate of 2026-11-21 was proved winnable ({CANDIDATES} tried" in errors[0].getMessage()
+        assert await store.find_daily_challenge("cruel", "2026-11-21") is None
+    finally:
+        await planner.close()
+        await store.close()
+
+
+async def test_start_daily_on_a_day_not_ready_is_refused_and_changes_nothing(tmp_path: Path) -> None:
+    async def failing(game_id: str, day: date) -> DailyChoice:
+        raise NoProvenDeal(f"no {game_id} candidate of {day} was proved winnable")
+
+    app = await App.start(make_config(tmp_path), wall_clock=WallClock(EVENING), choose_daily=failing)
+    ann = await Client.connect(app)
+    try:
+        await ann.hello("ann")
+        refused = await ann.request({"type": "start_daily", "game": "clock"})
+        assert refused["type"] == "error" and refused["code"] == "not_found"
+        assert "the clock challenge of 2026-11-21 is not ready yet" in refused["message"]
+        assert (await ann.request({"type": "ping"}))["type"] == "pong"  # the connection goes on
+        assert await app.store.find_daily_challenge("clock", "2026-11-21") is None
+    finally:
+        await ann.close()
+        await app.stop()
 
 
 async def test_a_killed_worker_settles_nothing_and_a_failure_lists_as_preparing(tmp_path: Path) -> None:
     killed = WorkerKilled("daily solver for clock killed by signal 15")
-    async with failing_planner(tmp_path, killed) as (planner, store):
+    async with failing_planner(tmp_path, killed) as (planner, store, _):
         # Stopped by a signal (the server is stopping): no unproven deal is settled for the day.
         with pytest.raises(WorkerKilled):
             await planner.challenge("clock", date(2026, 11, 21))

@@ -25,7 +25,7 @@ from solitaire_race.engine.parallels import ParallelsState
 from solitaire_race.engine.patriarchs import PatriarchsState
 from solitaire_race.engine.perseverance import PerseveranceState
 from solitaire_race.engine.persian import ORDER, PersianState
-from solitaire_race.solver import Budget, choose_daily, hint, solve, verify
+from solitaire_race.solver import CANDIDATES, Budget, DailyChoice, NoProvenDeal, choose_daily, hint, solve, verify
 from solitaire_race.solver.knowledge import Knowledge, buried_for_good, knowledge_for, play_out
 from solitaire_race.solver.search import search
 
@@ -313,25 +313,26 @@ def test_clock_search_tries_every_exchange() -> None:
 
 # --- the daily deal -----------------------------------------------------------------------------
 def test_choose_daily_is_the_first_candidate_proved_winnable() -> None:
-    day, budget = date(2026, 3, 14), Budget(nodes=3_000, shorten_nodes=20_000)
-    number, par = choose_daily("perseverance", SECRET, day, budget)
-    assert (number, par) == choose_daily("perseverance", SECRET, day, budget)  # deterministic
+    day, budget = date(2026, 3, 15), Budget(nodes=3_000, shorten_nodes=20_000)
+    chosen = choose_daily("perseverance", SECRET, day, budget)
+    assert chosen == choose_daily("perseverance", SECRET, day, budget)  # deterministic
     game = get_game("perseverance")
     for attempt in range(50):
         candidate = daily_deal_number(SECRET, "perseverance", day, attempt)
         result = solve(game, game.deal(candidate, SECRET), node_budget=3_000, shorten_budget=20_000)
         if result.won:
-            assert candidate == number and par == len(result.moves or ())
+            assert chosen == DailyChoice(candidate, len(result.moves or ()), attempt + 1)
             break
-        assert candidate != number
+        assert candidate != chosen.deal
     else:
         raise AssertionError("no candidate won")
-    assert attempt > 0 or par is not None
+    assert attempt > 0, "the test needs a day whose first candidate is not proved"
 
 
-def test_choose_daily_falls_back_to_the_first_candidate_without_par() -> None:
-    day = date(2026, 3, 14)
-    assert choose_daily("cruel", SECRET, day, Budget(nodes=1)) == (daily_deal_number(SECRET, "cruel", day, 0), None)
+def test_choose_daily_never_settles_on_an_unproven_deal() -> None:
+    expected = f"no cruel candidate of 2026-03-14 was proved winnable \\({CANDIDATES} tried"
+    with pytest.raises(NoProvenDeal, match=expected):
+        choose_daily("cruel", SECRET, date(2026, 3, 14), Budget(nodes=1))
 
 
 # --- front ends ------------------------------------------------------------------------------------

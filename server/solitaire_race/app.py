@@ -89,8 +89,8 @@ class App:
                 choose_daily = solver_process(secret, nodes) if nodes > 0 else first_candidate(secret)
             games = all_games()
             planner = DailyPlanner(
-                store, list(games), choose_daily, wall_clock, fallback=first_candidate(secret),
-                lead=None if cluster is None else cluster.leads(PLANNER),
+                store, list(games), choose_daily, wall_clock, lead=None if cluster is None else cluster.leads(PLANNER),
+                metrics=metrics,
             )
             queries = Queries(
                 store=store, games=games, planner=planner, wall_clock=wall_clock, time_limit_s=config.time_limit_s

@@ -7,13 +7,14 @@ the secret) computes the same one, and nobody can compute tomorrow's without the
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 from collections.abc import Iterable
 from datetime import UTC, date, datetime, timedelta
 
 DAILY_SCHEME = "solitaire-race/daily/v1"
-CANDIDATES = 50  # candidate deals per (game, day); the solver takes the first it can win
+CANDIDATES = 200  # candidate deals per (game, day); the solver takes the first it proves winnable
 
 
 def utc_day(moment: datetime) -> date:
@@ -29,6 +30,7 @@ def daily_deal_number(secret: bytes, game_id: str, day: date, attempt: int = 0) 
     return int.from_bytes(hmac.new(secret, label, hashlib.sha256).digest()[:6], "big")
 
 
+@functools.lru_cache(maxsize=32)  # asked at every create_race: today's few sets, each 200 HMACs
 def candidate_deals(secret: bytes, game_id: str, day: date) -> frozenset[int]:
     """Every deal that can be (game, day)'s challenge, whichever the solver picks."""
     return frozenset(daily_deal_number(secret, game_id, day, attempt) for attempt in range(CANDIDATES))

@@ -2,10 +2,18 @@
 
 A game's challenge on a day is the first candidate deal the solver proves winnable, with
 its par (``solver.choose_daily``). Choosing costs from milliseconds to a minute of CPU per
-game, so it runs in a worker process at low priority, one at a time, and a day ahead: at
-start the planner makes sure today's and tomorrow's challenges are stored, and after each
-UTC midnight it prepares the next day's. At 00:00 UTC the new day's challenges are already
-in the database; announcing them costs one read.
+game, so it runs in a worker process at low priority, one at a time, and ``PLAN_AHEAD_DAYS``
+ahead: the planner keeps today's challenges and those of the next two days stored,
+looking again after each UTC midnight. At 00:00 UTC the new day's challenges have been in
+the database for a day at least, so a day whose candidates take long cannot delay them;
+announcing them costs one read.
+
+A deal the solver did not prove winnable is never published: when no candidate is proved
+(``NoProvenDeal``) or the worker fails, the day's challenge stays unprepared, the failure
+is logged once, and the planner tries again ``RETRY_S`` later; meanwhile asking for it
+raises ``DailyNotReady`` at once. Each choice is logged (``daily_chosen``, with the
+candidates it took) and the candidates of each game's latest day are a gauge in
+``/metrics`` (``solitaire_daily_candidates``).
 
 The first insert of a (game, day) wins, so processes sharing a database agree even if their
 budgets differ. In a cluster only one node chooses (``lead``: it holds the planner's
@@ -17,25 +25,36 @@ spare the CPU) a day's deal is its first candidate and has no par.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import sys
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, date, datetime, timedelta
 
 from .daily import daily_deal_number, utc_day
-from .observe import event
+from .observe import Metrics, event
+from .solver.daily import NO_PROVEN_DEAL, DailyChoice, NoProvenDeal
 from .store import DailyChallengeRecord, Store
 
 log = logging.getLogger("solitaire_race.daily")
 
-Chooser = Callable[[str, date], Awaitable[tuple[int, int | None]]]
+Chooser = Callable[[str, date], Awaitable[DailyChoice]]
 
 
 class WorkerKilled(RuntimeError):
     """The solver worker was killed by a signal (the server is stopping): choose again at
     the next start rather than settle the day on an unproven deal."""
+
+
+class DailyNotReady(RuntimeError):
+    """The day's challenge could not be prepared (yet): it is tried again later."""
+
+
 RECHECK_S = 600.0  # the planner looks again at least this often (wall clocks can jump)
+RETRY_S = 600.0  # a (game, day) whose choosing failed is not tried again sooner
+PLAN_AHEAD_DAYS = 2  # days after today whose challenges are kept chosen and stored
 FOLLOW_S = 1.0  # a node that does not lead looks this often for the leader's choice
 FOLLOW_LIMIT_S = 120.0  # and chooses itself after this long (no leader: Redis is away)
 
@@ -43,8 +62,8 @@ FOLLOW_LIMIT_S = 120.0  # and chooses itself after this long (no leader: Redis i
 def first_candidate(secret: bytes) -> Chooser:
     """No solver: the day's first candidate deal, without a par."""
 
-    async def choose(game: str, day: date) -> tuple[int, int | None]:
-        return daily_deal_number(secret, game, day), None
+    async def choose(game: str, day: date) -> DailyChoice:
+        return DailyChoice(daily_deal_number(secret, game, day), None, 1)
 
     return choose
 
@@ -54,7 +73,7 @@ def solver_process(secret: bytes, nodes: int) -> Chooser:
     time: a search holds the GIL for seconds, which the event loop cannot spare."""
     one_at_a_time = asyncio.Semaphore(1)
 
-    async def choose(game: str, day: date) -> tuple[int, int | None]:
+    async def choose(game: str, day: date) -> DailyChoice:
         request = json.dumps({"game": game, "secret": secret.hex(), "day": day.isoformat(), "nodes": nodes}).encode()
         async with one_at_a_time:
             worker = await asyncio.create_subprocess_exec(
@@ -70,10 +89,12 @@ def solver_process(secret: bytes, nodes: int) -> Chooser:
                     await worker.wait()
         if worker.returncode is not None and worker.returncode < 0:
             raise WorkerKilled(f"daily solver for {game} {day} killed by signal {-worker.returncode}")
+        if worker.returncode == NO_PROVEN_DEAL:
+            raise NoProvenDeal(err.decode().strip()[-500:])
         if worker.returncode != 0:
             raise RuntimeError(f"daily solver for {game} {day} exited with {worker.returncode}: {err.decode()[-500:]}")
         answer = json.loads(out)
-        return int(answer["deal"]), answer["par"]
+        return DailyChoice(int(answer["deal"]), answer["par"], int(answer["candidates"]))
 
     return choose
 
@@ -83,17 +104,24 @@ class DailyPlanner:
 
     def __init__(
         self, store: Store, games: Sequence[str], choose: Chooser, wall_clock: Callable[[], datetime],
-        fallback: Chooser | None = None, lead: Callable[[], Awaitable[bool]] | None = None,
+        lead: Callable[[], Awaitable[bool]] | None = None, metrics: Metrics | None = None,
     ) -> None:
         self.store = store
         self.lead = lead  # in a cluster: whether this node is (or now becomes) the one that chooses
         self.games = list(games)
         self.choose = choose
-        self.fallback = fallback  # if choosing fails: a day must still have its challenge
         self.wall_clock = wall_clock
         self.chosen = 0  # challenges this process chose and stored
+        self.candidates: dict[str, tuple[date, int]] = {}  # game -> its latest day chosen here, candidates tried
         self._jobs: dict[tuple[str, date], asyncio.Task[DailyChallengeRecord]] = {}
+        self._failed: dict[tuple[str, date], float] = {}  # when choosing failed (time.monotonic)
         self._task: asyncio.Task[None] | None = None
+        if metrics is not None:
+            metrics.gauge(
+                "solitaire_daily_candidates",
+                "Candidate deals tried to find the latest day's proven deal, by game (this process's choices).",
+                lambda: [({"game": g}, n) for g, (_, n) in sorted(self.candidates.items())],
+            )
 
     async def challenge(self, game: str, day: date) -> DailyChallengeRecord:
         """``game``'s challenge on ``day``, waiting for it to be chosen if need be."""
@@ -103,6 +131,9 @@ class DailyPlanner:
         key = (game, day)
         job = self._jobs.get(key)
         if job is None:
+            failed = self._failed.get(key)
+            if failed is not None and time.monotonic() - failed < RETRY_S:
+                raise DailyNotReady(f"the {game} challenge of {day} is not ready yet: try again in a few minutes")
             job = self._jobs[key] = asyncio.create_task(self._choose_and_store(game, day))
             job.add_done_callback(lambda _: self._jobs.pop(key, None))
         # One caller giving up (a closed connection) must not cancel the others' wait.
@@ -125,6 +156,7 @@ class DailyPlanner:
         return out
 
     async def _choose_and_store(self, game: str, day: date) -> DailyChallengeRecord:
+        key = (game, day)
         found = await self.store.find_daily_challenge(game, day.isoformat())
         waited = 0.0
         # Another node chooses: its choice lands in the database. Not forever: if no node
@@ -136,33 +168,40 @@ class DailyPlanner:
         if found is not None:  # stored between the caller's look and this job's start
             return found
         try:
-            deal, par = await self.choose(game, day)
+            choice = await self.choose(game, day)
         except WorkerKilled:
             raise
-        except Exception:
-            if self.fallback is None:
-                log.exception("choosing the %s challenge of %s failed", game, day)
-                raise
-            # A crashed or missing solver worker: the first candidate, unproven, no par.
-            log.exception("choosing the %s challenge of %s failed; using its first candidate", game, day)
-            deal, par = await self.fallback(game, day)
-        record = await self.store.daily_challenge(game, day.isoformat(), deal, self.wall_clock(), par=par)
+        except NoProvenDeal as exc:  # measured to be next to impossible: said, not a crash
+            self._failed[key] = time.monotonic()
+            log.error("no proven %s deal for %s: %s; trying again later", game, day, exc)
+            raise DailyNotReady(f"the {game} challenge of {day} is not ready yet: try again later") from exc
+        except Exception as exc:
+            self._failed[key] = time.monotonic()
+            log.exception("choosing the %s challenge of %s failed; trying again later", game, day)
+            raise DailyNotReady(f"the {game} challenge of {day} is not ready yet: try again later") from exc
+        self._failed.pop(key, None)
+        record = await self.store.daily_challenge(game, day.isoformat(), choice.deal, self.wall_clock(), par=choice.par)
         self.chosen += 1
-        event(log, "daily_chosen", game=game, day=day.isoformat(), deal=record.deal_number, par=record.par)
+        latest = self.candidates.get(game)
+        if latest is None or latest[0] <= day:
+            self.candidates[game] = (day, choice.candidates)
+        event(
+            log, "daily_chosen", game=game, day=day.isoformat(), deal=record.deal_number, par=record.par,
+            candidates=choice.candidates,
+        )
         return record
 
     def start(self) -> None:
-        """Prepare today's and tomorrow's challenges now, and each next day's after midnight."""
+        """Prepare the challenges of today and the days ahead now, and again after each midnight."""
         self._task = asyncio.create_task(self._run())
 
     async def prepare(self, today: date) -> None:
-        """Make sure today's and tomorrow's challenges are stored, today's first."""
-        for day in (today, today + timedelta(days=1)):
+        """Make sure the challenges of today and ``PLAN_AHEAD_DAYS`` after it are stored,
+        the nearest day first."""
+        for ahead in range(PLAN_AHEAD_DAYS + 1):
             for game in self.games:
-                try:
-                    await self.challenge(game, day)
-                except Exception:
-                    log.exception("choosing the %s challenge of %s failed; trying again later", game, day)
+                with contextlib.suppress(DailyNotReady):  # logged where it failed; tried again at the next look
+                    await self.challenge(game, today + timedelta(days=ahead))
 
     async def _run(self) -> None:
         while True:

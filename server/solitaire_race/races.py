@@ -23,6 +23,7 @@ from . import protocol as p
 from . import solver
 from .config import Config
 from .daily import candidate_deals, utc_day
+from .daily_planner import DailyNotReady
 from .engine import Game
 from .interpreter import Delivery, Interpreter
 from .observe import Metrics, event
@@ -376,8 +377,11 @@ class Races:
                 current, current.join(player_id, name, self.clock()), reply=(player_id, req.id, "race_started")
             )
             return
+        try:  # before the player leaves anything: a refusal changes nothing
+            challenge = found or await self.queries.challenge(game.id, today)
+        except DailyNotReady as exc:
+            raise p.ProtocolError(p.ErrorCode.NOT_FOUND, str(exc)) from None
         self._free(player_id)
-        challenge = found or await self.queries.challenge(game.id, today)
         limit = self.config.time_limit_s
         record = await self._new_race_record(game.id, challenge.deal_number, True, player_id, limit, daily_date=day)
         ranked = not practice and await self.store.claim_daily_attempt(

@@ -34,7 +34,8 @@ async def test_preparing_then_playable_and_par_on_the_board(
         await expect(patriarchs.locator("button")).to_have_count(0)
         clock = ann.page.locator("#daily-list li[data-game=clock]")
         today = app.gateway.queries.today()
-        deal, par = choose_daily("clock", SECRET, today, budget_for(SMALL_DAILY_NODES))
+        chosen = choose_daily("clock", SECRET, today, budget_for(SMALL_DAILY_NODES))
+        deal, par = chosen.deal, chosen.par
         assert par is not None
         await expect(clock.locator(".daily-name")).to_contain_text(f"par {par}")
 

@@ -7,7 +7,8 @@ guard), and built on the engine's public interface alone. See ``docs/solver.md``
   ``won`` with the moves in notation, ``unwinnable`` (proved) or ``unknown``); every
   returned line has been replayed through the engine to a win.
 - ``hint(game, state, budget)``: the next move of a winning line (full-information games).
-- ``choose_daily(game, secret, day, budget)``: the day's deal and its par.
+- ``choose_daily(game, secret, day, budget)``: the day's deal, its par and the candidates
+  tried (``DailyChoice``); never an unproven deal (``NoProvenDeal``).
 - ``verify(game, state, moves)``: does a line replay to a win.
 
 Modules: ``search`` (the game-blind search), ``knowledge`` (per-game facts: keys, safe
@@ -16,14 +17,17 @@ moves, dead positions, footprints, scores), ``shorten`` (the shortening pass), `
 """
 
 from ..daily import CANDIDATES
-from .daily import DAILY_BUDGET, DAILY_NODES, budget_for, choose_daily
+from .daily import DAILY_BUDGET, DAILY_NODES, NO_PROVEN_DEAL, DailyChoice, NoProvenDeal, budget_for, choose_daily
 from .solve import Budget, SolverError, SolveResult, hint, solve, verify
 
 __all__ = [
     "CANDIDATES",
     "DAILY_BUDGET",
     "DAILY_NODES",
+    "NO_PROVEN_DEAL",
     "Budget",
+    "DailyChoice",
+    "NoProvenDeal",
     "SolveResult",
     "SolverError",
     "budget_for",

@@ -4,9 +4,10 @@
 candidate deals per (game, day). ``choose_daily`` walks it from attempt 0 and returns the
 first candidate the solver wins within the budget, with its par: the length of the
 shortest winning line found (after the shortening pass; an upper bound on the true
-shortest, which is not computed). After ``CANDIDATES`` candidates without a win it
-returns attempt 0's deal with par ``None`` (the challenge still has a deal; it is just not
-known to be winnable).
+shortest, which is not computed), and how many candidates it tried. An unproven deal is
+never chosen: after ``CANDIDATES`` candidates without a win it raises ``NoProvenDeal``
+(the planner then logs it and tries again later; with every game's solver measured,
+``bench/solver.py``, that takes a run of hundreds of losses in a row).
 
 Determinism: with ``Budget.seconds`` left at None the answer depends only on the secret,
 the game, the day and the node budget, so every server process computes the same one.
@@ -22,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import dataclass
 from datetime import date
 
 from ..daily import CANDIDATES, daily_deal_number
@@ -29,6 +31,7 @@ from ..engine import get_game
 from .solve import Budget, solve
 
 DAILY_NODES = 100_000
+NO_PROVEN_DEAL = 3  # the worker's exit status when no candidate was proved winnable
 
 
 def budget_for(nodes: int) -> Budget:
@@ -39,8 +42,22 @@ def budget_for(nodes: int) -> Budget:
 DAILY_BUDGET = budget_for(DAILY_NODES)
 
 
-def choose_daily(game: str, secret: bytes, day: date, budget: Budget = DAILY_BUDGET) -> tuple[int, int | None]:
-    """(deal number, par) of ``game``'s challenge on ``day`` (see the module doc)."""
+@dataclass(frozen=True, slots=True)
+class DailyChoice:
+    """A day's deal for one game: its number, its par (None only without a solver) and how
+    many candidates were tried to find it, itself included."""
+
+    deal: int
+    par: int | None
+    candidates: int
+
+
+class NoProvenDeal(RuntimeError):
+    """No candidate of the day was proved winnable within the budget."""
+
+
+def choose_daily(game: str, secret: bytes, day: date, budget: Budget = DAILY_BUDGET) -> DailyChoice:
+    """``game``'s challenge on ``day`` (see the module doc)."""
     rules = get_game(game)
     for attempt in range(CANDIDATES):
         number = daily_deal_number(secret, game, day, attempt)
@@ -52,20 +69,27 @@ def choose_daily(game: str, secret: bytes, day: date, budget: Budget = DAILY_BUD
             shorten_budget=budget.shorten_nodes,
         )
         if result.moves is not None:
-            return number, len(result.moves)
-    return daily_deal_number(secret, game, day, 0), None
+            return DailyChoice(number, len(result.moves), attempt + 1)
+    raise NoProvenDeal(
+        f"no {game} candidate of {day} was proved winnable ({CANDIDATES} tried, {budget.nodes} nodes each)"
+    )
 
 
 def main() -> None:
-    """Worker: read ``{"game", "secret" (hex), "day", "nodes"}``, print ``{"deal", "par"}``."""
+    """Worker: read ``{"game", "secret" (hex), "day", "nodes"}``, print ``{"deal", "par",
+    "candidates"}``; exit with ``NO_PROVEN_DEAL`` (and the reason on stderr) if none is."""
     # Players come first: the server's event loop shares these cores with this search.
     os.nice(10)
     request = json.load(sys.stdin)
-    deal, par = choose_daily(
-        request["game"], bytes.fromhex(request["secret"]), date.fromisoformat(request["day"]),
-        budget_for(request["nodes"]),
-    )
-    json.dump({"deal": deal, "par": par}, sys.stdout)
+    try:
+        choice = choose_daily(
+            request["game"], bytes.fromhex(request["secret"]), date.fromisoformat(request["day"]),
+            budget_for(request["nodes"]),
+        )
+    except NoProvenDeal as exc:
+        print(exc, file=sys.stderr)
+        sys.exit(NO_PROVEN_DEAL)
+    json.dump({"deal": choice.deal, "par": choice.par, "candidates": choice.candidates}, sys.stdout)
 
 
 if __name__ == "__main__":
