@@ -116,9 +116,11 @@ def test_hint_errors_and_positions_without_a_hint(tmp_path: Path, capsys: pytest
     assert captured.out == ""
     assert captured.err == "solitaire-race hint: illegal move at line 3 '1>1': a pile cannot be moved onto itself\n"
 
-    assert hint_of(capsys, "clock", "3", "--secret", "s") == (
-        1, "no hint: Clock hides cards (face down or in the stock), and a hint may use only what a player sees"
-    )
+    # Clock hides its face-down cards: the hint is chosen over layouts of them (docs/solver.md).
+    assert main(["hint", "clock", "3", "--secret", "s"]) == 0
+    comment, move = capsys.readouterr().out.splitlines()
+    assert comment.startswith("# Clock, deal 3, after 0 moves: the first move of a winning line in ")
+    assert move == "p"  # Clock's one move before the exchange
     assert hint_of(capsys, "cruel", str(number), "--secret", "s", "--nodes", "10") == (
         1,
         "no hint: no winning line found after 0 moves within 10 nodes"

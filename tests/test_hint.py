@@ -119,3 +119,26 @@ async def test_a_practice_is_still_one_after_a_restart(tmp_path: Path) -> None:
     finally:
         await ann2.close()
         await app.stop()
+
+
+async def test_a_practice_hint_where_cards_are_hidden_comes_from_the_view_alone(tmp_path: Path) -> None:
+    """Parallels hides its stock: the server's hint is chosen over layouts of the cards the
+    player has not seen (solver.hint), said so in its message, and it is a legal move."""
+    wall = WallClock(WINNABLE_DAY)
+    app = await App.start(make_config(tmp_path), wall_clock=wall)
+    ann = await Client.connect(app)
+    try:
+        await ann.hello("ann")
+        await ann.request({"type": "daily"})  # the day's challenges are chosen and stored
+        wall.now = WINNABLE_DAY + timedelta(days=1)
+        day = WINNABLE_DAY.date().isoformat()
+        practice = await ann.request({"type": "start_daily", "game": "parallels", "date": day})
+        assert practice["daily"]["practice"] is True
+        found = await ann.request({"type": "hint"})
+        assert found["type"] == "hint_result" and found["move"], found  # the same view: always this hint
+        assert "guesses at the hidden cards" in found["message"]
+        played = await ann.request({"type": "move", "moves": [found["move"]]})
+        assert played["applied"] == [found["move"]]
+    finally:
+        await ann.close()
+        await app.stop()

@@ -167,22 +167,17 @@ def cmd_hint(args: argparse.Namespace) -> int:
     if outcome is not Outcome.PLAYING:
         print(f"no hint: the game is over ({outcome.value}) {after}")
         return 1
-    if not game.full_information:
-        # A hint may use only what the player sees; the solver would peek at hidden cards.
-        print(
-            f"no hint: {game.name} hides cards (face down or in the stock), and a hint may use only what a player sees"
-        )
-        return 1
-    move = hint(game, state, Budget(nodes=args.nodes, seconds=args.seconds, shorten_nodes=0))
-    if move is None:
+    found = hint(game, state, Budget(nodes=args.nodes, seconds=args.seconds, shorten_nodes=0))
+    if found.move is None:
         print(
             f"no hint: no winning line found {after} within {args.nodes:,} nodes"
-            " (the position may be lost, or need a bigger --nodes)"
+            + ("" if game.full_information else f" in any of {found.layouts} layouts of the hidden cards")
+            + " (the position may be lost, or need a bigger --nodes)"
         )
         return 1
     # The summary is a comment, so the output can be appended to the move log as is.
-    print(f"# {game.name}, deal {args.number}, {after}: the next move of a winning line")
-    print(move)
+    print(f"# {game.name}, deal {args.number}, {after}: {found.describe()}")
+    print(found.move)
     return 0
 
 

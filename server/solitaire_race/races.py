@@ -408,11 +408,9 @@ class Races:
         if room.status is not Status.RUNNING or racer.done:
             raise p.ProtocolError(p.ErrorCode.GAME_OVER, "your game is over")
         # The solver is CPU-bound: a thread keeps the event loop turning (1 ms GIL slices).
-        move = await asyncio.to_thread(solver.hint, room.game, racer.state, HINT_BUDGET)
-        message = "the next move of a winning line" if move else (
-            "no hint: no winning line found from here, or the game hides cards the solver may not use"
-        )
-        return {"move": move, "message": message}
+        # The solver sees only what the player sees where cards are hidden (solver.hint).
+        found = await asyncio.to_thread(solver.hint, room.game, racer.state, HINT_BUDGET)
+        return {"move": found.move, "message": found.describe()}
 
     # --- start and stop ----------------------------------------------------------------
     def start(self) -> None:

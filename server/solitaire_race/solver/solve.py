@@ -7,23 +7,29 @@ handed out (``SolverError``, which would be a solver bug).
 
 Only the engine's public interface is used, on whatever state it is given: for Clock,
 Parallels and Patriarchs that means the whole state, hidden cards included (fine for
-choosing daily deals; a player's hint must not use it, hence ``hint`` answers only for
-the games where the player sees every card).
+choosing daily deals). A player's hint must not use what the player cannot see, so in
+those games ``hint`` searches layouts of the hidden cards drawn from the player's view
+(``sampling.py``) and never the state it is given.
 """
 
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 from ..engine import Game, ReplayError, get_game, replay
 from .knowledge import knowledge_for
+from .sampling import layouts, seeded
 from .search import Status, search
 from .shorten import shorten
 
 DEFAULT_NODES = 200_000
 DEFAULT_SHORTEN_NODES = 100_000
+
+
+HINT_LAYOUTS = 6  # layouts of the hidden cards a hint searches, in the games that hide cards
 
 
 class SolverError(RuntimeError):
@@ -50,6 +56,27 @@ class SolveResult:
     @property
     def won(self) -> bool:
         return self.status == "won"
+
+
+@dataclass(frozen=True, slots=True)
+class Hint:
+    """A hint: the move (None: no winning line found) and in how many of the positions
+    searched it won (``layouts``: 1 where every card is seen)."""
+
+    move: str | None
+    wins: int
+    layouts: int
+
+    def describe(self) -> str:
+        """What the hint is, in words for the player."""
+        if self.move is None:
+            return "no winning line found from here: the position may be lost, or just hard"
+        if self.layouts == 1:
+            return "the next move of a winning line"
+        return (
+            f"the first move of a winning line in {self.wins} of {self.layouts} guesses at the hidden cards "
+            "(each a layout of the cards you have not seen)"
+        )
 
 
 def _game(game: Game[Any] | str) -> Game[Any]:
@@ -97,20 +124,39 @@ def solve(
     return SolveResult(found.status, texts, nodes, time.perf_counter() - started)
 
 
-def hint(game: Game[Any] | str, state: Any, budget: Budget = Budget(nodes=20_000, shorten_nodes=0)) -> str | None:
-    """The next move of a winning line from ``state``, in notation, or None when the solver
-    finds none within ``budget`` (the position may be lost, or just hard).
+def hint(game: Game[Any] | str, state: Any, budget: Budget = Budget(nodes=20_000, shorten_nodes=0)) -> Hint:
+    """The next move of a winning line from ``state``, in notation, or a ``Hint`` without a
+    move when the solver finds none within ``budget`` (the position may be lost, or hard).
 
-    Only for the games where the player sees every card (Perseverance, Perseverance A,
-    Cruel, Persian Patience): elsewhere the solver would use cards the player cannot see,
-    so the answer is always None there.
+    Where the player sees every card (Perseverance, Perseverance A, Cruel, Persian
+    Patience) it is the first move of the solver's line. Where cards are hidden (Clock,
+    Parallels, Patriarchs) the solver is never given ``state`` itself: only the view the
+    player has of it, rebuilt, and ``HINT_LAYOUTS`` layouts of the cards that view hides
+    (``sampling.py``), each searched with ``budget``'s nodes (its time guard shared by
+    all). The hint is the first move that wins
+    in most of them: chosen from the view alone, so it cannot tell what the player cannot
+    see, and the same view always gets the same hint.
     """
     rules = _game(game)
-    if not rules.full_information:
-        return None
-    result = solve(
+    if rules.full_information:
+        result = _solve_budgeted(rules, state, budget)
+        return Hint(result.moves[0] if result.moves else None, 1 if result.won else 0, 1)
+    view = rules.view(state)
+    known = rules.from_view(view)  # from here on, only what the player sees
+    # Each layout gets the node budget; the time guard, if any, is for all of them.
+    each = Budget(budget.nodes, None if budget.seconds is None else budget.seconds / HINT_LAYOUTS, budget.shorten_nodes)
+    votes: Counter[str] = Counter()
+    for layout in layouts(rules, known, HINT_LAYOUTS, seeded(view)):
+        result = _solve_budgeted(rules, layout, each)
+        if result.moves:
+            votes[result.moves[0]] += 1
+    if not votes:
+        return Hint(None, 0, HINT_LAYOUTS)
+    move, wins = votes.most_common(1)[0]  # ties: the move of the earliest layout won
+    return Hint(move, wins, HINT_LAYOUTS)
+
+
+def _solve_budgeted(rules: Game[Any], state: Any, budget: Budget) -> SolveResult:
+    return solve(
         rules, state, node_budget=budget.nodes, time_budget_s=budget.seconds, shorten_budget=budget.shorten_nodes
     )
-    if result.moves:
-        return result.moves[0]
-    return None
