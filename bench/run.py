@@ -1,11 +1,13 @@
 """The whole performance picture in one command: ``python bench/run.py [--quick] [--json DIR]``.
 
 Runs, in order: the engine benchmark (bench/engine.py), the solver benchmark
-(bench/solver.py, when present), the leaderboard benchmark at one million results
-(bench/leaderboard.py), the move-log commit benchmark (bench/move_log.py), the load
-benchmark against the raw websockets ceiling (bench/load.py), the flood benchmark
-(bench/flood.py), the cluster benchmark (bench/cluster.py: needs the local PostgreSQL and
-Redis) and the soak (bench/soak.py: memory over ten minutes of racing).
+(bench/solver.py, when present), the bots against the solver (bench/bots.py), the
+leaderboard benchmark at one million results (bench/leaderboard.py), the move-log commit
+benchmark (bench/move_log.py), the load benchmark against the raw websockets ceiling
+(bench/load.py), the flood benchmark (bench/flood.py), the cluster benchmark
+(bench/cluster.py: needs the local PostgreSQL and Redis) and the soak (bench/soak.py:
+memory over ten minutes of racing).
+
 ``--quick`` runs smaller versions of each (a few minutes in all). Every benchmark prints
 its own figures; nothing is asserted.
 """
@@ -32,6 +34,7 @@ def main() -> int:
     steps: list[tuple[str, list[str]]] = [
         ("engine", ["engine.py", "--deals", "10" if args.quick else "40"]),
         ("solver", ["solver.py", "--deals", "20" if args.quick else "200"]),
+        ("bots", ["bots.py", "--deals", "5" if args.quick else "20"]),
         ("leaderboard", ["leaderboard.py", "--results", "100000" if args.quick else "1000000"]),
         ("move_log", ["move_log.py", "--commits", "100" if args.quick else "600"]),
         ("load", ["load.py", *(["--racers", "100", "--rooms", "2,8", "--seconds", "3"] if args.quick else [])]),

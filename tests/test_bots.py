@@ -136,6 +136,23 @@ def test_clock_exchange_buries_the_king_deepest() -> None:
     assert Policy("clock").choose(view) == "x7.3"
 
 
+@pytest.mark.parametrize("game_id", ["parallels", "patriarchs"])
+def test_a_bot_with_layouts_plans_on_them_from_its_view_and_plays_legal_moves(game_id: str) -> None:
+    """``hidden_solve_calls``: the bot follows solver lines of layouts of its hidden cards;
+    each call is one layout, and every move it makes is legal in the real game."""
+    game = get_game(game_id)
+    state = game.deal(0, SECRET)
+    policy = Policy(game_id, hidden_solve_calls=4, solve_budget=3_000)
+    for _ in range(400):
+        if game.outcome(state) is not Outcome.PLAYING:
+            break
+        move = policy.choose(game.view(state))
+        if move is None:
+            break
+        state = game.apply(state, game.parse_move(move))  # raises if the bot chose an illegal move
+    assert policy._solver_calls == 4
+
+
 def test_pacer_caps_moves_per_second() -> None:
     pacer = Pacer(4.0, now=100.0)
     assert pacer.wait(100.0) == 0.0  # the first move goes at once

@@ -8,14 +8,21 @@ In the full-information games (Perseverance family, Persian Patience) everything
 table, so the bot first asks the solver (``solitaire_race.solver``) for a winning line from
 its own position (``solve_budget`` nodes, by default five times ``plan_budget``; at most
 ``solve_calls`` times a game, and never again once the solver proved the position lost)
-and plays it move by move. Without a solver line it plans like a careful person: a
-best-first search from its position (the position with most cards home first, then fewer
-redeals, then the shorter line; at most ``plan_budget`` positions; never back to a position
-it has been in) for the line that brings the most cards home, a won game ending the search
-at once. It plays that line, then plans again from where it arrives. A search that looked
-everywhere and found no line bringing another card home means the game is lost: the bot
-resigns. When the search was cut off without finding one, and in the games with hidden
-cards, it picks, in this order:
+and plays it move by move. Where cards are hidden (Clock, Parallels, Patriarchs) and
+``hidden_solve_calls`` allows it (0 by default: it costs seconds of CPU a game for a few
+more wins, ``bench/bots.py``), it asks the solver the same of a *layout*: the cards its
+view hides dealt at random (``solver.sampling``), a position that looks exactly like its
+own. It follows that line while what the game shows matches what the layout said it
+would; as soon as a card turns up that the layout placed elsewhere, it deals a new layout
+from its new view and asks again. It never sees the server's state.
+
+Without a solver line it plans like a careful person: a best-first search from its position
+(the position with most cards home first, then fewer redeals, then the shorter line; at
+most ``plan_budget`` positions; never back to a position it has been in) for the line that
+brings the most cards home, a won game ending the search at once. It plays that line, then
+plans again from where it arrives. A search that looked everywhere and found no line
+bringing another card home means the game is lost: the bot resigns. When the search was cut
+off without finding one, and in the games with hidden cards, it picks, in this order:
 
 1. a foundation move;
 2. the first move of the shortest sequence of rearranging moves (builds, foundation
@@ -35,6 +42,7 @@ step 2, so that step cannot cycle either.
 from __future__ import annotations
 
 import heapq
+import random
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,6 +50,7 @@ from typing import Any
 from ..client.known import known_state
 from ..engine import Game, Kind, Move, get_game
 from ..solver import solve
+from ..solver.sampling import layouts
 
 REARRANGING = frozenset({Kind.BUILD, Kind.SHIFT})
 BRINGS_CARDS = (Kind.STOCK, Kind.REDEAL, Kind.PLAY)  # in order of preference
@@ -57,6 +66,8 @@ class Policy:
     max_moves: int = 3000
     solve_budget: int | None = None  # solver nodes per call; None: 5 x plan_budget
     solve_calls: int = 3  # solver calls per game at most
+    hidden_solve_calls: int = 0  # the same where cards are hidden, on layouts (see the module doc)
+    seed: int = 0  # the layouts' random numbers (where cards are hidden)
     game: Game[Any] = field(init=False)
     _seen: set[Any] = field(default_factory=set, init=False)
     _chosen: int = field(default=0, init=False)
@@ -67,6 +78,7 @@ class Policy:
 
     def __post_init__(self) -> None:
         self.game = get_game(self.game_id)
+        self._rng = random.Random(self.seed)
 
     def choose(self, view: dict[str, Any]) -> str | None:
         """The next move in notation, or ``None`` to resign."""
@@ -85,9 +97,11 @@ class Policy:
     def _choose(self, view: dict[str, Any]) -> Move | None:
         state = known_state(view)
         self._seen.add(state)
+        if not self._plan or self._plan[0][0] != state:
+            self._plan = deque(self._solver_line(state))
+        if self._plan and self._plan[0][0] == state:
+            return self._plan.popleft()[1]
         if self.game.full_information:
-            if not self._plan or self._plan[0][0] != state:
-                self._plan = deque(self._solver_line(state))
             if not self._plan or self._plan[0][0] != state:
                 line, exhausted = self._search_plan(state)
                 if not line and exhausted:
@@ -115,22 +129,32 @@ class Policy:
         return None
 
     def _solver_line(self, start: Any) -> list[tuple[Any, Move]]:
-        """A winning line from the solver as (position before, move) pairs, or []."""
-        if self._lost or self._solver_calls >= self.solve_calls:
+        """A winning line from the solver as (position the bot will see before it, move)
+        pairs, or []: from ``start`` itself, or where cards are hidden from a layout of them."""
+        game = self.game
+        calls = self.solve_calls if game.full_information else self.hidden_solve_calls
+        if self._lost or self._solver_calls >= calls:
             return []
         self._solver_calls += 1
-        game = self.game
         budget = self.solve_budget if self.solve_budget is not None else 5 * self.plan_budget
-        result = solve(game, start, node_budget=budget, shorten_budget=0)
-        self._lost = result.status == "unwinnable"
+        if game.full_information:
+            position = start
+        else:
+            try:
+                position = layouts(game, start, 1, self._rng)[0]
+            except ValueError:  # a view no deal can show (hand-made): nothing to sample
+                return []
+        result = solve(game, position, node_budget=budget, shorten_budget=0)
+        # Lost in a layout says nothing of the real deal; only a whole view is a proof.
+        self._lost = game.full_information and result.status == "unwinnable"
         line: list[tuple[Any, Move]] = []
-        state = start
         for text in result.moves or ():
             move = game.parse_move(text)
-            line.append((state, move))
-            # Positions as the next view will show them (a view does not carry every
-            # internal flag, e.g. Perseverance's homed-since-deal), so the plan matches.
-            state = known_state(game.view(game.apply(state, move)))
+            # Positions as the bot's view will show them (a view does not carry every
+            # internal flag, e.g. Perseverance's homed-since-deal, nor hidden cards), so the
+            # plan is followed only while the game shows what it expected.
+            line.append((known_state(game.view(position)), move))
+            position = game.apply(position, move)
         return line
 
     def _search_plan(self, start: Any) -> tuple[list[tuple[Any, Move]], bool]:
