@@ -1,4 +1,4 @@
-"""Solver benchmark: ``python bench/solver.py [--deals N] [--games G ...] [--seconds S] [--nodes N]``.
+"""Solver benchmark: ``python bench/solver.py [--deals N] [--games G ...] [--seconds S] [--nodes N] [--par K]``.
 
 Solves the first N deals (default 200) of each game with the benchmark secret and prints,
 per game: the share won (a line found and replayed through the engine), proven
@@ -6,6 +6,11 @@ unwinnable, and unknown (budget spent), the median and 90th-percentile solve tim
 share decided (won or proven) within the time budget. Each deal gets ``--seconds`` of time
 (default 2, the product goal) and ``--nodes`` engine moves (default 5,000,000, so that the
 time budget is what binds). The shortening pass is not timed unless ``--shorten``.
+
+``--par K`` (default 5; 0 skips it) then measures how close par is to the shortest line:
+for the first K deals of each game that the daily search wins (``DAILY_NODES``), the
+winning line is shortened with the daily budget (as the daily planner does) and, from the
+same line, with ten times that budget; it prints the mean and the largest gap in moves.
 
 Figures are printed, never asserted: the machine is shared and noisy. Run it on an idle
 machine for numbers worth comparing; ``--json FILE`` also writes them.
@@ -20,7 +25,10 @@ import time
 from typing import Any
 
 from solitaire_race.engine import all_games
-from solitaire_race.solver import solve
+from solitaire_race.solver import DAILY_BUDGET, DAILY_NODES, solve
+from solitaire_race.solver.knowledge import knowledge_for
+from solitaire_race.solver.search import search
+from solitaire_race.solver.shorten import shorten
 
 SECRET = b"bench"
 
@@ -55,6 +63,28 @@ def bench_game(game_id: str, deals: int, seconds: float, nodes: int, shorten: bo
     }
 
 
+def par_gap(game_id: str, count: int, factor: int = 10) -> dict[str, Any]:
+    """Par at the daily shortening budget against ``factor`` times that budget."""
+    game = all_games()[game_id]
+    gaps: list[int] = []
+    pars: list[int] = []
+    for number in range(10 * count):
+        if len(gaps) == count:
+            break
+        state = game.deal(number, SECRET)
+        found = search(game, knowledge_for(game), state, node_budget=DAILY_NODES, time_budget_s=None)
+        if found.moves is None:
+            continue
+        par, _ = shorten(game, state, found.moves, DAILY_BUDGET.shorten_nodes)
+        longer, _ = shorten(game, state, found.moves, factor * DAILY_BUDGET.shorten_nodes)
+        pars.append(len(par))
+        gaps.append(len(par) - len(longer))
+    return {
+        "game": game_id, "deals": len(gaps), "mean_par": statistics.mean(pars) if pars else None,
+        "mean_gap": statistics.mean(gaps) if gaps else None, "max_gap": max(gaps, default=None),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--deals", type=int, default=200)
@@ -62,6 +92,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=2.0, help="time budget per deal (default 2)")
     parser.add_argument("--nodes", type=int, default=5_000_000, help="node budget per deal (default 5,000,000)")
     parser.add_argument("--shorten", action="store_true", help="include the shortening pass in the time")
+    parser.add_argument("--par", type=int, default=5, help="deals per game for the par gap (0: skip)")
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args()
     print(f"{args.deals} deals per game, {args.seconds:g} s and {args.nodes:,} nodes per deal")
@@ -79,9 +110,21 @@ def main() -> None:
         )
     print(f"total {time.perf_counter() - started:.0f} s (won: a line replayed to a win; proved: unwinnable; "
           f"decided: won or proved within the budget; line: mean moves of the lines found)")
+    gaps = []
+    if args.par:
+        budget = DAILY_BUDGET.shorten_nodes
+        print(f"\npar: shortened with {budget:,} nodes (the daily budget) against {10 * budget:,}, {args.par} deals")
+        print(f"{'game':<18} {'par':>6} {'mean gap':>9} {'max gap':>8}")
+        for game_id in args.games:
+            gap = par_gap(game_id, args.par)
+            gaps.append(gap)
+            if gap["deals"]:
+                print(f"{game_id:<18} {gap['mean_par']:>6.1f} {gap['mean_gap']:>9.1f} {gap['max_gap']:>8}", flush=True)
+            else:
+                print(f"{game_id:<18} no deal won", flush=True)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
-            json.dump(rows, out, indent=2)
+            json.dump({"solve": rows, "par": gaps}, out, indent=2)
 
 
 if __name__ == "__main__":

@@ -256,6 +256,15 @@ class BestFirst:
         return tuple(m for edge in reversed(edges) for m in edge)
 
 
+def playout_edge(know: Knowledge[Any], state: Any, rng: random.Random) -> Edge | None:
+    """A playout's next edge from ``state``: a move home with probability ``PLAYOUT_HOME``
+    (the other edges, such as the stock, otherwise or when there is none), or None: stuck."""
+    homes, rest = know.playout_edges(state)
+    if homes and (not rest or rng.random() < PLAYOUT_HOME):
+        return homes[rng.randrange(len(homes))]
+    return rest[0] if rest else None
+
+
 class Playouts:
     """A resumable iterated local search over random playouts (see the module doc)."""
 
@@ -289,12 +298,8 @@ class Playouts:
         game, know, rng = self.game, self.know, self.rng
         state = states[-1]
         while guard.nodes < until and not game.is_won(state):
-            homes, rest = know.playout_edges(state)
-            if homes and (not rest or rng.random() < PLAYOUT_HOME):
-                edge = homes[rng.randrange(len(homes))]
-            elif rest:
-                edge = rest[0]
-            else:
+            edge = playout_edge(know, state, rng)
+            if edge is None:
                 break
             state = _apply(game, state, edge)
             guard.nodes += len(edge)

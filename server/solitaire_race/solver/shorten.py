@@ -9,7 +9,11 @@ help and while the node budget lasts:
    decides).
 3. **Shortcuts**: from each position, every line of one or two legal moves is tried; one
    that reaches a position further along the line than its length replaces that stretch.
-4. **Bounded search**: a depth-first search for a whole line shorter than the best one,
+4. **Replays** (the games whose search uses playouts: Parallels, Patriarchs, whose lines
+   of 100-250 moves are far too long for step 5): from a point chosen at random on the best
+   line, a random playout (``search.playout_edge``) to the end; a win in fewer moves than
+   the best line replaces it, after 1-3. Until the budget is spent.
+5. **Bounded search**: a depth-first search for a whole line shorter than the best one,
    pruned where the moves made plus the cards not yet home (each needs a move) reach the
    best length, and where a position (by the knowledge's key) was already reached in as
    few moves. Each line it finds goes through 1-3 again.
@@ -21,14 +25,17 @@ engine moves applied, as in the search.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Hashable
 from typing import Any
 
 from ..engine import Game, IllegalMove, Move
 from .knowledge import Knowledge, knowledge_for
+from .search import playout_edge
 
 DEFAULT_BUDGET = 200_000
 _DEEPEST = 600  # no bounded search for lines longer than this (recursion depth)
+_REPLAY_SEED = 2  # replays are random, but the same on every run and machine
 
 
 class _Spent(Exception):
@@ -151,6 +158,28 @@ class _Shortener:
 
         return walk(self.start, 0)
 
+    def replays(self, know: Knowledge[Any], line: list[Move]) -> list[Move]:
+        """Step 4 (module doc), until the budget is spent; the shortest line found."""
+        rng = random.Random(_REPLAY_SEED)
+        states = self.positions(line)
+        try:
+            while line:
+                cut = rng.randrange(len(line))
+                tried, state = line[:cut], states[cut]
+                while not self.game.is_won(state) and len(tried) < len(line) - 1:
+                    edge = playout_edge(know, state, rng)
+                    if edge is None:
+                        break
+                    for move in edge:
+                        state = self.apply(state, move)
+                    tried += edge
+                if self.game.is_won(state) and len(tried) < len(line):
+                    line = self.rewrite(tried)
+                    states = self.positions(line)
+        except _Spent:
+            pass
+        return line
+
     def rewrite(self, line: list[Move]) -> list[Move]:
         while True:
             before = len(line)
@@ -170,6 +199,8 @@ def shorten(
     best = list(line)
     try:
         best = worker.rewrite(best)
+        if know.playout_share > 0:
+            best = worker.replays(know, best)  # spends the whole budget
         while len(best) <= _DEEPEST:
             shorter = worker.bounded(know, len(best))
             if shorter is None:
