@@ -258,11 +258,13 @@ class BestFirst:
 
 def playout_edge(know: Knowledge[Any], state: Any, rng: random.Random) -> Edge | None:
     """A playout's next edge from ``state``: a move home with probability ``PLAYOUT_HOME``
-    (the other edges, such as the stock, otherwise or when there is none), or None: stuck."""
+    (one of the other edges otherwise, or when there is none), or None: stuck."""
     homes, rest = know.playout_edges(state)
     if homes and (not rest or rng.random() < PLAYOUT_HOME):
         return homes[rng.randrange(len(homes))]
-    return rest[0] if rest else None
+    if len(rest) < 2:
+        return rest[0] if rest else None
+    return rest[rng.randrange(len(rest))]
 
 
 class Playouts:
