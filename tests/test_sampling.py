@@ -55,7 +55,7 @@ def test_a_hint_depends_on_the_view_alone(game_id: str) -> None:
     game = get_game(game_id)
     budget = Budget(nodes=3_000, shorten_nodes=0)
     moves = 0
-    for state in random_playout(game_id, SECRET, deals=2, steps=40, seed=3)[::10]:
+    for state in random_playout(game_id, SECRET, deals=2, steps=40, seed=3)[::20]:
         if game.outcome(state) is not Outcome.PLAYING:
             continue
         view = game.view(state)
