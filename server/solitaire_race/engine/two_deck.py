@@ -33,6 +33,7 @@ from .cards import ACE, KING, SUITS, Card, code, parse_card, rank_of, standard_d
 from .piles import DOWN, UP, TwoWayFoundations
 
 TOTAL = 104  # both decks end on the foundations
+WON = (KING, ACE) * 4  # every foundation's top card once all are home
 SIDES = TwoWayFoundations.NAMES  # "A" (UP), "K" (DOWN)
 STOCK = Move(Kind.STOCK)
 
@@ -111,6 +112,11 @@ class TwoDeckGame(Game[S]):
 
     def progress(self, state: S) -> Progress:
         return Progress(TwoWayFoundations.count(self.foundations_of(state)), TOTAL)
+
+    def is_won(self, state: S) -> bool:
+        # All 26 cards of a suit are home only with its Ace foundation up to the King and
+        # its King foundation down to the Ace: one comparison (the solver asks every move).
+        return self.foundations_of(state) == WON
 
     # --- foundation moves -----------------------------------------------------------
     def home_moves(self, state: S) -> list[Move]:

@@ -389,10 +389,11 @@ class TwoDeckKnowledge(Knowledge[S]):
         # ``edges`` without footprints and without asking the engine for every legal move:
         # a playout makes one step per engine move, and this is most of a step's work.
         tops = self.game.foundations_of(state)
+        meets = [meeting(tops, s) for s in range(4)]
         homes: list[Edge] = []
         for src, c in self.game.playable(state):
             s, r = c & 3, c >> 2
-            if meeting(tops, s):
+            if meets[s]:
                 homes.append(shift_then_home(tops, s, r, src))
             elif r == tops[2 * s] + 1:
                 homes.append((Move(Kind.HOME, src, UP),))
