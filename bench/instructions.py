@@ -114,12 +114,12 @@ async def play(rooms: int, lines: list[tuple[int, list[str]]], db_dir: str, stuc
     )
     app = await App.start(config)
     thresholds = gc.get_threshold()
-    tune_gc()  # the collector as ``serve`` sets it, or its collections count as the moves' work
     gateway = app.gateway
     if not stuck_checks:
         # A measuring device, not a server setting: no stuck check is queued, so none runs.
         app.races.interpreter.check = lambda *check: None  # type: ignore[method-assign]
     try:
+        tune_gc()  # the collector as ``serve`` sets it, or its collections count as the moves' work
         racers: list[tuple[Session, RacingPeer]] = []
         for r in range(rooms):
             seated: list[tuple[Session, RacingPeer]] = []

@@ -19,7 +19,14 @@ import pytest
 from solitaire_race import daily_planner
 from solitaire_race.app import App
 from solitaire_race.daily import daily_deal_number
-from solitaire_race.daily_planner import PLAN_AHEAD_DAYS, DailyNotReady, DailyPlanner, WorkerKilled, solver_process
+from solitaire_race.daily_planner import (
+    PLAN_AHEAD_DAYS,
+    DailyNotReady,
+    DailyPlanner,
+    WorkerKilled,
+    first_candidate,
+    solver_process,
+)
 from solitaire_race.engine import get_game
 from solitaire_race.observe import Metrics
 from solitaire_race.solver import CANDIDATES, DailyChoice, NoProvenDeal, budget_for, choose_daily, verify
@@ -217,11 +224,19 @@ async def test_start_daily_on_a_day_not_ready_is_refused_and_changes_nothing(tmp
     app = await App.start(make_config(tmp_path), wall_clock=WallClock(EVENING), choose_daily=failing)
     ann = await Client.connect(app)
     try:
-        await ann.hello("ann")
+        welcome = await ann.hello("ann")
+        # Ann sits in a race she has finished: a refused start_daily must not take her out.
+        await ann.request({"type": "create_race", "game": "cruel", "deal": 1})
+        await ann.request({"type": "start_race"})
+        await ann.expect("race_started")
+        await ann.request({"type": "resign"})
+        await ann.expect("race_finished")
+        finished_room = app.races.seats[welcome["player"]["id"]]
         refused = await ann.request({"type": "start_daily", "game": "clock"})
         assert refused["type"] == "error" and refused["code"] == "not_found"
         assert "the clock challenge of 2026-11-21 is not ready yet" in refused["message"]
         assert (await ann.request({"type": "ping"}))["type"] == "pong"  # the connection goes on
+        assert app.races.seats[welcome["player"]["id"]] is finished_room
         assert await app.store.find_daily_challenge("clock", "2026-11-21") is None
     finally:
         await ann.close()
@@ -254,4 +269,29 @@ async def test_stopping_does_not_wait_for_a_daily_deal_being_chosen(tmp_path: Pa
     try:
         assert await store.find_daily_challenge("patriarchs", app.gateway.queries.today().isoformat()) is None
     finally:
+        await store.close()
+
+
+async def test_a_worker_killed_by_someone_else_stops_only_its_own_game(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The OOM killer or an operator's kill: that game is tried again at the next look, and
+    the planner goes on with the others (its loop does not end)."""
+    store = await Store.open(f"sqlite+aiosqlite:///{tmp_path / 'daily.sqlite3'}")
+    plain = first_candidate(SECRET)
+
+    async def choose(game_id: str, day: date) -> DailyChoice:
+        if game_id == "clock":
+            raise WorkerKilled(f"daily solver for clock {day} killed by signal 9")
+        return await plain(game_id, day)
+
+    planner = DailyPlanner(store, ["clock", "cruel"], choose, WallClock(EVENING))
+    try:
+        with caplog.at_level(logging.ERROR, logger="solitaire_race.daily"):
+            await asyncio.wait_for(planner.prepare(date(2026, 11, 21)), 60)
+        assert planner.chosen == PLAN_AHEAD_DAYS + 1  # every day of cruel
+        assert await store.find_daily_challenge("clock", "2026-11-21") is None
+        assert any("preparing the clock challenge of 2026-11-21 failed" in r.getMessage() for r in caplog.records)
+    finally:
+        await planner.close()
         await store.close()

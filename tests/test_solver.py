@@ -258,6 +258,19 @@ def test_playouts_win_two_deck_deals_that_the_ordered_searches_leave_unknown(gam
     assert verify(game, state, [game.format_move(m) for m in found.moves])
 
 
+@pytest.mark.parametrize("game_id", ["cruel", "parallels"])
+def test_a_position_one_move_from_a_win_is_solved_with_the_default_shortening(game_id: str) -> None:
+    """The shortening's replays stop on a line of one move (they once looped on it)."""
+    game = get_game(game_id)
+    number, result = first_won(game_id, 200_000, range(20))
+    line = [game.parse_move(m) for m in result.moves or ()]
+    state = game.deal(number, SECRET)
+    for move in line[:-1]:
+        state = game.apply(state, move)
+    last = solve(game, state)
+    assert last.won and last.moves == (game.format_move(line[-1]),)
+
+
 def test_playouts_give_the_same_line_on_every_run() -> None:
     game = get_game("patriarchs")
     state = game.deal(7, SECRET)

@@ -25,7 +25,6 @@ spare the CPU) a day's deal is its first candidate and has no par.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import sys
@@ -133,7 +132,7 @@ class DailyPlanner:
         if job is None:
             failed = self._failed.get(key)
             if failed is not None and time.monotonic() - failed < RETRY_S:
-                raise DailyNotReady(f"the {game} challenge of {day} is not ready yet: try again in a few minutes")
+                raise DailyNotReady(f"the {game} challenge of {day} is not ready yet: try again later")
             job = self._jobs[key] = asyncio.create_task(self._choose_and_store(game, day))
             job.add_done_callback(lambda _: self._jobs.pop(key, None))
         # One caller giving up (a closed connection) must not cancel the others' wait.
@@ -198,10 +197,16 @@ class DailyPlanner:
     async def prepare(self, today: date) -> None:
         """Make sure the challenges of today and ``PLAN_AHEAD_DAYS`` after it are stored,
         the nearest day first."""
+        self._failed = {key: at for key, at in self._failed.items() if key[1] >= today}  # past days: done
         for ahead in range(PLAN_AHEAD_DAYS + 1):
+            day = today + timedelta(days=ahead)
             for game in self.games:
-                with contextlib.suppress(DailyNotReady):  # logged where it failed; tried again at the next look
-                    await self.challenge(game, today + timedelta(days=ahead))
+                try:
+                    await self.challenge(game, day)
+                except DailyNotReady:
+                    pass  # logged where it failed; tried again at the next look
+                except Exception:  # a killed worker (not by us), the store: the next look tries again
+                    log.exception("preparing the %s challenge of %s failed; trying again later", game, day)
 
     async def _run(self) -> None:
         while True:

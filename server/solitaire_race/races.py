@@ -367,6 +367,11 @@ class Races:
             found = await self.store.find_daily_challenge(game.id, day)
             if found is None:
                 raise p.ProtocolError(p.ErrorCode.NOT_FOUND, f"no daily challenge of {day} for {game.id}")
+        elif not resuming:
+            try:  # usually a read; it waits only while the day's deal is being chosen
+                found = await self.queries.challenge(game.id, today)
+            except DailyNotReady as exc:
+                raise p.ProtocolError(p.ErrorCode.NOT_FOUND, str(exc)) from None
         await self._leave_finished(player_id)
         if current is not None and resuming:
             seat = self.seats.get(player_id)
@@ -377,10 +382,8 @@ class Races:
                 current, current.join(player_id, name, self.clock()), reply=(player_id, req.id, "race_started")
             )
             return
-        try:  # before the player leaves anything: a refusal changes nothing
-            challenge = found or await self.queries.challenge(game.id, today)
-        except DailyNotReady as exc:
-            raise p.ProtocolError(p.ErrorCode.NOT_FOUND, str(exc)) from None
+        assert found is not None  # looked up above: a refusal comes before anything changes
+        challenge = found
         self._free(player_id)
         limit = self.config.time_limit_s
         record = await self._new_race_record(game.id, challenge.deal_number, True, player_id, limit, daily_date=day)

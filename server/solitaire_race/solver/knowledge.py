@@ -84,6 +84,7 @@ class Knowledge(Generic[S]):
     # (worth the cost of scoring every child only where its move order is a poor guide).
     best_first_share: float = 0.0
     playout_share: float = 0.0  # the share of the random playouts (they only look for wins)
+    shorten_by_replays: bool = False  # lines too long for the shortening's bounded search
     score_children: bool = False
 
     def __init__(self, game: Game[S]) -> None:
@@ -345,6 +346,7 @@ class TwoDeckKnowledge(Knowledge[S]):
     game: TwoDeckGame[S]
     best_first_share = 0.05
     playout_share = 0.9
+    shorten_by_replays = True
     score_children = True
 
     def key(self, state: S) -> Hashable:

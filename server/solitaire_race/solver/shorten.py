@@ -9,8 +9,8 @@ help and while the node budget lasts:
    decides).
 3. **Shortcuts**: from each position, every line of one or two legal moves is tried; one
    that reaches a position further along the line than its length replaces that stretch.
-4. **Replays** (the games whose search uses playouts: Parallels, Patriarchs, whose lines
-   of 100-250 moves are far too long for step 5): from a point chosen at random on the best
+4. **Replays** (``Knowledge.shorten_by_replays``: Parallels and Patriarchs, whose lines of
+   100-250 moves are far too long for step 5): from a point chosen at random on the best
    line, a random playout (``search.playout_edge``) to the end; a win in fewer moves than
    the best line replaces it, after 1-3. Until the budget is spent.
 5. **Bounded search**: a depth-first search for a whole line shorter than the best one,
@@ -49,10 +49,14 @@ class _Shortener:
         self.budget = budget
         self.nodes = 0
 
-    def apply(self, state: Any, move: Move) -> Any:
+    def charge(self) -> None:
+        """Count a node of the budget; ``_Spent`` once it is gone."""
         if self.nodes >= self.budget:
             raise _Spent
         self.nodes += 1
+
+    def apply(self, state: Any, move: Move) -> Any:
+        self.charge()
         return self.game.apply(state, move)
 
     def positions(self, line: list[Move]) -> list[Any]:
@@ -163,7 +167,8 @@ class _Shortener:
         rng = random.Random(_REPLAY_SEED)
         states = self.positions(line)
         try:
-            while line:
+            while len(line) > 1:  # a line of one move has nothing shorter to find
+                self.charge()  # every replay costs a node: one that plays nothing too
                 cut = rng.randrange(len(line))
                 tried, state = line[:cut], states[cut]
                 while not self.game.is_won(state) and len(tried) < len(line) - 1:
@@ -199,7 +204,7 @@ def shorten(
     best = list(line)
     try:
         best = worker.rewrite(best)
-        if know.playout_share > 0:
+        if know.shorten_by_replays:
             best = worker.replays(know, best)  # spends the whole budget
         while len(best) <= _DEEPEST:
             shorter = worker.bounded(know, len(best))
