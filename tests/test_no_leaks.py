@@ -64,8 +64,13 @@ DEALS = {"clock": (3, 8), "parallels": (5, 6), "patriarchs": (5, 6)}
 @pytest.fixture
 async def app(tmp_path: Path) -> AsyncIterator[App]:
     """conftest's real server, without its per-connection rate limit in the way: these tests
-    play whole games as fast as the server answers (the limit has its own tests)."""
-    running = await App.start(make_config(tmp_path, rate_per_s=10_000.0, rate_burst=10_000))
+    play whole games as fast as the server answers (the limit has its own tests). Standings
+    go out every 10 ms instead of 100: after each move the other player waits for the one
+    that shows it, and whole games of hundreds of moves would otherwise spend most of their
+    time waiting (every frame is checked all the same)."""
+    running = await App.start(
+        make_config(tmp_path, rate_per_s=10_000.0, rate_burst=10_000, progress_interval_s=0.01)
+    )
     try:
         yield running
     finally:
