@@ -61,7 +61,7 @@ class Queries:
         return {"games": [g.describe() for g in self.games.values()]}
 
     async def challenge(self, game_id: str, day: date) -> DailyChallengeRecord:
-        """Usually a read: the planner chose the day's deals a day ahead (daily_planner.py)."""
+        """Usually a read: the planner chose the day's deals days ahead (daily_planner.py)."""
         return await self.planner.challenge(game_id, day)
 
     async def daily(self, day_text: str | None, viewer: int | None) -> dict[str, Any]:
