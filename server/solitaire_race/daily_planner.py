@@ -51,6 +51,10 @@ class DailyNotReady(RuntimeError):
     """The day's challenge could not be prepared (yet): it is tried again later."""
 
 
+def not_ready(game: str, day: date) -> DailyNotReady:
+    return DailyNotReady(f"the {game} challenge of {day} is not ready yet: try again later")
+
+
 RECHECK_S = 600.0  # the planner looks again at least this often (wall clocks can jump)
 RETRY_S = 600.0  # a (game, day) whose choosing failed is not tried again sooner
 PLAN_AHEAD_DAYS = 2  # days after today whose challenges are kept chosen and stored
@@ -132,7 +136,7 @@ class DailyPlanner:
         if job is None:
             failed = self._failed.get(key)
             if failed is not None and time.monotonic() - failed < RETRY_S:
-                raise DailyNotReady(f"the {game} challenge of {day} is not ready yet: try again later")
+                raise not_ready(game, day)
             job = self._jobs[key] = asyncio.create_task(self._choose_and_store(game, day))
             job.add_done_callback(lambda _: self._jobs.pop(key, None))
         # One caller giving up (a closed connection) must not cancel the others' wait.
@@ -170,14 +174,13 @@ class DailyPlanner:
             choice = await self.choose(game, day)
         except WorkerKilled:
             raise
-        except NoProvenDeal as exc:  # measured to be next to impossible: said, not a crash
-            self._failed[key] = time.monotonic()
-            log.error("no proven %s deal for %s: %s; trying again later", game, day, exc)
-            raise DailyNotReady(f"the {game} challenge of {day} is not ready yet: try again later") from exc
         except Exception as exc:
             self._failed[key] = time.monotonic()
-            log.exception("choosing the %s challenge of %s failed; trying again later", game, day)
-            raise DailyNotReady(f"the {game} challenge of {day} is not ready yet: try again later") from exc
+            if isinstance(exc, NoProvenDeal):  # measured to be next to impossible: said, not a crash
+                log.error("no proven %s deal for %s: %s; trying again later", game, day, exc)
+            else:
+                log.exception("choosing the %s challenge of %s failed; trying again later", game, day)
+            raise not_ready(game, day) from exc
         self._failed.pop(key, None)
         record = await self.store.daily_challenge(game, day.isoformat(), choice.deal, self.wall_clock(), par=choice.par)
         self.chosen += 1

@@ -29,7 +29,7 @@ from .interpreter import Delivery, Interpreter
 from .observe import Metrics, event
 from .queries import Queries
 from .room import Room, RoomError, Status
-from .store import CodeTaken, FinishedRaceRecord, PlayerRecord, RaceRecord, Store
+from .store import CodeTaken, DailyChallengeRecord, FinishedRaceRecord, PlayerRecord, RaceRecord, Store
 
 log = logging.getLogger("solitaire_race.races")
 
@@ -356,7 +356,7 @@ class Races:
             current = None if running is None else await self.placement.find(running)
         resuming = current is not None and current.status is Status.RUNNING
         practice = when < today  # a past day's deal: never ranked, hints allowed (docs/fair-play.md)
-        found = None
+        challenge: DailyChallengeRecord | None = None
         if practice and not resuming:  # refused before anything changes
             if not self.queries.practice_open(when):
                 raise p.ProtocolError(
@@ -364,12 +364,12 @@ class Races:
                     f"the challenges of {day} can be practised once its last ranked attempts are over "
                     f"({self.config.time_limit_s // 60} minutes after midnight UTC)",
                 )
-            found = await self.store.find_daily_challenge(game.id, day)
-            if found is None:
+            challenge = await self.store.find_daily_challenge(game.id, day)
+            if challenge is None:
                 raise p.ProtocolError(p.ErrorCode.NOT_FOUND, f"no daily challenge of {day} for {game.id}")
         elif not resuming:
             try:  # usually a read; it waits only while the day's deal is being chosen
-                found = await self.queries.challenge(game.id, today)
+                challenge = await self.queries.challenge(game.id, today)
             except DailyNotReady as exc:
                 raise p.ProtocolError(p.ErrorCode.NOT_FOUND, str(exc)) from None
         await self._leave_finished(player_id)
@@ -382,8 +382,7 @@ class Races:
                 current, current.join(player_id, name, self.clock()), reply=(player_id, req.id, "race_started")
             )
             return
-        assert found is not None  # looked up above: a refusal comes before anything changes
-        challenge = found
+        assert challenge is not None  # looked up above: a refusal comes before anything changes
         self._free(player_id)
         limit = self.config.time_limit_s
         record = await self._new_race_record(game.id, challenge.deal_number, True, player_id, limit, daily_date=day)
