@@ -21,11 +21,11 @@ Clock's play is forced, and a key held down repeats faster than any threshold).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .engine import Game, Kind, NotationError
+from .engine import Game, Kind, Move, NotationError
 
 MAX_BATCH = 6  # moves in one message that are not moves home
 MIN_GAP_MS = 120  # a gap between two of a person's messages is longer than this...
@@ -47,14 +47,17 @@ PLAUSIBLE = Assessment(False)
 
 
 def assess(
-    game: Game[Any], moves: Sequence[str], times_ms: Sequence[int], won: bool, time_ms: int | None
+    game: Game[Any], moves: Sequence[str], times_ms: Sequence[int], won: bool, time_ms: int | None,
+    parse: Callable[[str], Move] | None = None,
 ) -> Assessment:
-    """``moves`` in the order played, ``times_ms[i]`` the race time ``moves[i]`` came at."""
+    """``moves`` in the order played, ``times_ms[i]`` the race time ``moves[i]`` came at;
+    ``parse`` reads a move (the game's own by default; a room passes its parse cache)."""
     if not moves:
         return PLAUSIBLE
+    parse = parse or game.parse_move
     messages: list[tuple[int, int]] = []  # (at_ms, moves in it that are not moves home)
     for text, at in zip(moves, times_ms, strict=True):
-        home = _is_home(game, text)
+        home = _is_home(parse, text)
         if messages and messages[-1][0] == at:
             messages[-1] = (at, messages[-1][1] + (not home))
         else:
@@ -78,8 +81,8 @@ def assess(
     return Assessment(bool(reasons), tuple(reasons), evidence)
 
 
-def _is_home(game: Game[Any], text: str) -> bool:
+def _is_home(parse: Callable[[str], Move], text: str) -> bool:
     try:
-        return game.parse_move(text).kind is Kind.HOME
+        return parse(text).kind is Kind.HOME
     except NotationError:
         return False

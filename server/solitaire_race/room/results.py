@@ -43,9 +43,12 @@ class Result:
         }
 
 
-def rank(game: Game[Any], racers: Iterable[Racer], fair_play: bool = True) -> tuple[Result, ...]:
+def rank(
+    game: Game[Any], racers: Iterable[Racer], fair_play: bool = True, parse: Callable[[str], Any] | None = None
+) -> tuple[Result, ...]:
     """The racers' results in ``results.rank_key``'s order (then by player id), each with
-    its fair-play assessment (unless ``fair_play`` is off: every result plausible)."""
+    its fair-play assessment (unless ``fair_play`` is off: every result plausible), which
+    reads the moves with ``parse`` (the game's own by default)."""
     unranked = []
     for r in racers:
         p = game.progress(r.state)
@@ -55,7 +58,7 @@ def rank(game: Game[Any], racers: Iterable[Racer], fair_play: bool = True) -> tu
     return tuple(
         Result(
             r.id, r.name, place, outcome, r.end_ms, len(r.log), p.home, p.total, tuple(r.log),
-            assess(game, r.log, r.times, outcome is RacerOutcome.WON, r.end_ms) if fair_play else PLAUSIBLE,
+            assess(game, r.log, r.times, outcome is RacerOutcome.WON, r.end_ms, parse) if fair_play else PLAUSIBLE,
         )
         for place, (_, _, r, outcome, p) in enumerate(unranked, start=1)
     )

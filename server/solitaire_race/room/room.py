@@ -464,7 +464,8 @@ class Room:
         final = [messages.progress_fields(self.game, r) for r in self.racers.values()]
         effects: list[Effect] = [self._to_all({"type": "standings", "racers": final})]
         self.status = Status.CLOSING
-        self.results = rank(self.game, self.racers.values(), self.fair_play)
+        # The moves are read through the room's parse cache: they were parsed in play.
+        self.results = rank(self.game, self.racers.values(), self.fair_play, lambda text: self._parse(text)[0])
         return [*effects, SaveResults(self.results)]
 
     def verify(self, results: Sequence[Result]) -> None:
