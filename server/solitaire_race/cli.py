@@ -23,6 +23,8 @@ from .results import ALL_TIME_BOARDS
 from .serve_cli import add_serve
 
 DEV_SECRET = "solitaire-race-dev"
+
+
 def _secret(value: str | None) -> bytes:
     return (value or os.environ.get(SECRET_ENV) or DEV_SECRET).encode("utf-8")
 

@@ -101,12 +101,11 @@ class Policy:
             self._plan = deque(self._solver_line(state))
         if self._plan and self._plan[0][0] == state:
             return self._plan.popleft()[1]
-        if self.game.full_information:
-            if not self._plan or self._plan[0][0] != state:
-                line, exhausted = self._search_plan(state)
-                if not line and exhausted:
-                    return None  # searched every line: none brings another card home
-                self._plan = deque(line)
+        if self.game.full_information:  # no solver line to follow: a plan of its own
+            line, exhausted = self._search_plan(state)
+            if not line and exhausted:
+                return None  # searched every line: none brings another card home
+            self._plan = deque(line)
             if self._plan:
                 return self._plan.popleft()[1]
         moves = self._useful(state)

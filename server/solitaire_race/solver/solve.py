@@ -133,9 +133,9 @@ def hint(game: Game[Any] | str, state: Any, budget: Budget = Budget(nodes=20_000
     Parallels, Patriarchs) the solver is never given ``state`` itself: only the view the
     player has of it, rebuilt, and ``HINT_LAYOUTS`` layouts of the cards that view hides
     (``sampling.py``), each searched with ``budget``'s nodes (its time guard shared by
-    all). The hint is the first move that wins
-    in most of them: chosen from the view alone, so it cannot tell what the player cannot
-    see, and the same view always gets the same hint.
+    all). The hint is the first move that wins in most of them: chosen from the view
+    alone, so it cannot tell what the player cannot see, and the same view gets the same
+    hint whenever the node budget, not the time guard, ends each search.
     """
     rules = _game(game)
     if rules.full_information:
