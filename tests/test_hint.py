@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
+from typing import Any
 
 from solitaire_race.app import App
 from solitaire_race.engine import get_game
@@ -92,6 +93,18 @@ async def scenario(app: App, wall: WallClock, ann: Client, bob: Client) -> None:
     assert race is not None and race.status == "finished" and await app.store.race_results(race.id) == []
 
 
+async def practise_the_day_before(ann: Client, wall: WallClock, game: str) -> tuple[str, dict[str, Any]]:
+    """Ann says hello on WINNABLE_DAY (its challenges are chosen and stored), and the next
+    day starts the practice of that day's ``game``: the date and the ``race_started``."""
+    await ann.hello("ann")
+    await ann.request({"type": "daily"})
+    wall.now = WINNABLE_DAY + timedelta(days=1)
+    day = WINNABLE_DAY.date().isoformat()
+    practice = await ann.request({"type": "start_daily", "game": game, "date": day})
+    assert practice["daily"]["practice"] is True
+    return day, practice
+
+
 async def test_a_practice_is_still_one_after_a_restart(tmp_path: Path) -> None:
     """Whether an attempt is practice is not kept apart: an attempt of a day before the one
     it was made on is one (``Races.daily_facts``), so it keeps its hints when resumed."""
@@ -100,12 +113,7 @@ async def test_a_practice_is_still_one_after_a_restart(tmp_path: Path) -> None:
     app = await App.start(config, wall_clock=wall)
     ann = await Client.connect(app)
     try:
-        await ann.hello("ann")
-        await ann.request({"type": "daily"})  # the day's challenges are chosen and stored
-        wall.now = WINNABLE_DAY + timedelta(days=1)
-        day = WINNABLE_DAY.date().isoformat()
-        practice = await ann.request({"type": "start_daily", "game": "perseverance", "date": day})
-        assert practice["daily"]["practice"] is True
+        day, _ = await practise_the_day_before(ann, wall, "perseverance")
     finally:
         await ann.close()
         await app.stop()
@@ -128,12 +136,7 @@ async def test_a_practice_hint_where_cards_are_hidden_comes_from_the_view_alone(
     app = await App.start(make_config(tmp_path), wall_clock=wall)
     ann = await Client.connect(app)
     try:
-        await ann.hello("ann")
-        await ann.request({"type": "daily"})  # the day's challenges are chosen and stored
-        wall.now = WINNABLE_DAY + timedelta(days=1)
-        day = WINNABLE_DAY.date().isoformat()
-        practice = await ann.request({"type": "start_daily", "game": "parallels", "date": day})
-        assert practice["daily"]["practice"] is True
+        await practise_the_day_before(ann, wall, "parallels")
         found = await ann.request({"type": "hint"})
         assert found["type"] == "hint_result" and found["move"], found  # the same view: always this hint
         assert "guesses at the hidden cards" in found["message"]
