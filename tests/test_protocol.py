@@ -112,7 +112,7 @@ async def test_every_frame_of_a_whole_race_matches_the_schema(app: App, clients:
     await refused(ann, {"type": "create_race", "game": "chess"}, "unknown_game")
     await refused(ann, {"type": "start_race"}, "not_in_race")
     created = await ann.request(
-        {"type": "create_race", "game": GAME, "deal": DEAL, "private": False, "time_limit_s": 600}
+        {"type": "create_race", "game": GAME, "deal": DEAL, "private": False, "time_limit_s": 600, "best_of": 3}
     )
     assert created["type"] == "room" and created["race"]["status"] == "lobby"
     code = created["race"]["code"]
@@ -171,7 +171,13 @@ async def test_every_frame_of_a_whole_race_matches_the_schema(app: App, clients:
     assert resigned["type"] == "progress" and resigned["outcome"] == "resigned"
     finished = [await c.expect("race_finished") for c in (phone, bob)]
     assert [(r["name"], r["outcome"]) for r in finished[0]["ranking"]] == [("ann", "won"), ("bob", "resigned")]
-    assert finished[0] == finished[1]
+    assert finished[0] == finished[1] and finished[0]["series"]["number"] == 1
+
+    # A rematch: the first to ask makes the room; the others are invited to it.
+    rematch = await phone.request({"type": "rematch", "same_deal": False})
+    assert rematch["type"] == "room" and rematch["race"]["series"]["number"] == 2
+    assert (await bob.expect("rematch_proposed"))["code"] == rematch["race"]["code"]
+    assert (await phone.request({"type": "leave_race"}))["type"] == "left"
     assert (await bob.request({"type": "leave_race"}))["type"] == "left"
     await refused(bob, {"type": "resign"}, "not_in_race")
 
@@ -286,6 +292,10 @@ ACCEPTED = [
     {"type": "create_race", "game": "cruel"},
     {"type": "create_race", "game": "cruel", "deal": 2**53 - 1, "private": False, "time_limit_s": 30},
     {"type": "create_race", "game": "cruel", "deal": None, "time_limit_s": 4 * 3600},
+    {"type": "create_race", "game": "cruel", "best_of": 7},
+    {"type": "create_race", "game": "cruel", "best_of": None},
+    {"type": "rematch"},
+    {"type": "rematch", "same_deal": False},
     {"type": "join_race", "code": "bcd-fgh"},
     {"type": "leave_race"},
     {"type": "ready"},
@@ -330,6 +340,12 @@ REFUSED = [
     {"type": "create_race", "game": "cruel", "private": None},
     {"type": "create_race", "game": "cruel", "time_limit_s": 29},
     {"type": "create_race", "game": "cruel", "time_limit_s": 4 * 3600 + 1},
+    {"type": "create_race", "game": "cruel", "best_of": 1},
+    {"type": "create_race", "game": "cruel", "best_of": 4},
+    {"type": "create_race", "game": "cruel", "best_of": "3"},
+    {"type": "rematch", "same_deal": None},
+    {"type": "rematch", "same_deal": 1},
+    {"type": "rematch", "code": "BCDFGH"},
     {"type": "join_race"},
     {"type": "join_race", "code": ""},
     {"type": "join_race", "code": "B" * 17},

@@ -13,7 +13,7 @@ against ~4 µs for the stdlib, in the design notes the project started from).
 from __future__ import annotations
 
 import enum
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -93,6 +93,7 @@ class CreateRace(_Request, tag="create_race", frozen=True):
     deal: DealNumber | None = None  # None: random
     private: bool = True
     time_limit_s: Annotated[int, msgspec.Meta(ge=30, le=4 * 3600)] | None = None
+    best_of: Literal[3, 5, 7] | None = None  # a series of that many races (None: an open series)
 
 
 class JoinRace(_Request, tag="join_race", frozen=True):
@@ -101,6 +102,13 @@ class JoinRace(_Request, tag="join_race", frozen=True):
 
 class LeaveRace(_Request, tag="leave_race", frozen=True):
     pass
+
+
+class Rematch(_Request, tag="rematch", frozen=True):
+    """After a race: race its racers again, on the same deal or a fresh one. The first to
+    ask makes the room; whoever asks after joins it (whatever deal they asked for)."""
+
+    same_deal: bool = True
 
 
 class Ready(_Request, tag="ready", frozen=True):
@@ -161,7 +169,7 @@ class Profile(_Request, tag="profile", frozen=True):
 
 Request = (
     Hello | ListGames | ListRaces | CreateRace | JoinRace | LeaveRace | Ready | StartRace | Move | Resign | Ping
-    | StartDaily | Daily | Leaderboard | Profile | Hint
+    | StartDaily | Daily | Leaderboard | Profile | Hint | Rematch
 )
 # Requests anyone may send before saying hello: browsing needs no identity.
 ANONYMOUS = (Hello, Ping, ListGames, Daily, Leaderboard, Profile)

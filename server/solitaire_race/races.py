@@ -28,7 +28,7 @@ from .engine import Game
 from .interpreter import Delivery, Interpreter
 from .observe import Metrics, event
 from .queries import Queries
-from .room import Room, RoomError, Status
+from .room import Room, RoomError, Score, Series, Status
 from .store import CodeTaken, DailyChallengeRecord, FinishedRaceRecord, PlayerRecord, RaceRecord, Store
 
 log = logging.getLogger("solitaire_race.races")
@@ -81,6 +81,7 @@ class Races:
         self.seats: dict[int, Room] = {}  # player id -> the room their connection is in
         self.daily_rooms: dict[tuple[int, str, str], Room] = {}  # (player, game, date) -> attempt
         self.placement: Placement | None = None  # set when this process is a node of a cluster
+        self._proposing: dict[Room, asyncio.Future[str]] = {}  # rematches being made, by finished room
         self.stopping = False  # shutdown(): connections closing now leave their rooms as they are
         self.interpreter = Interpreter(
             store=store, delivery=delivery, metrics=metrics, clock=clock, wall_clock=wall_clock,
@@ -173,15 +174,18 @@ class Races:
                 p.ErrorCode.BAD_REQUEST, "that is today's daily challenge deal: play it with start_daily"
             )
         limit = req.time_limit_s or self.config.time_limit_s
-        record = await self._new_race_record(game.id, deal, req.private, player_id, limit)
-        room = self.new_room(record, game, limit)
+        record = await self._new_race_record(game.id, deal, req.private, player_id, limit, best_of=req.best_of)
+        room = self.new_room(record, game, limit, series=Series(record.id, record.best_of, 1))
         self.seats[player_id] = room
         await self.interpreter.run(room, room.join(player_id, player.name, self.clock()), reply=(player_id, req.id))
 
     async def _new_race_record(
-        self, game_id: str, deal: int, private: bool, player_id: int, limit: int, daily_date: str | None = None
+        self, game_id: str, deal: int, private: bool, player_id: int, limit: int, daily_date: str | None = None,
+        best_of: int | None = None, series: Series | None = None, place: bool = True,
     ) -> RaceRecord:
-        """Store a new race under a fresh join code (retrying the rare taken code)."""
+        """Store a new race under a fresh join code (retrying the rare taken code): a race
+        of ``best_of`` (the next race of ``series``, or the first of its own), or a daily
+        attempt of ``daily_date``; on a cluster's node, held here (unless not ``place``)."""
         for _ in range(20):
             code = new_join_code()
             if code in self.rooms:
@@ -190,16 +194,20 @@ class Races:
                 record = await self.store.create_race(
                     code=code, game=game_id, deal_number=deal, private=private, created_by=player_id,
                     time_limit_s=limit, now=self.wall_clock(),
-                    kind="race" if daily_date is None else "daily", daily_date=daily_date,
+                    kind="race" if daily_date is None else "daily", daily_date=daily_date, best_of=best_of,
+                    series_id=series.id if series else None, series_number=series.number if series else 1,
                 )
             except CodeTaken:
                 continue
-            if self.placement is not None:
+            if place and self.placement is not None:
                 await self.placement.placed(record.id)
             return record
         raise RuntimeError("could not find a free join code")
 
-    def new_room(self, record: RaceRecord, game: Game[Any], limit: int, daily: dict[str, Any] | None = None) -> Room:
+    def new_room(
+        self, record: RaceRecord, game: Game[Any], limit: int, daily: dict[str, Any] | None = None,
+        series: Series | None = None,
+    ) -> Room:
         room = Room(
             race_id=record.id, code=record.code, game=game, deal_number=record.deal_number, secret=self.secret,
             private=record.private, creator_id=record.created_by, time_limit_s=limit,
@@ -207,7 +215,7 @@ class Races:
             link=f"{self.config.public_url}/join/{record.code}",
             # A daily attempt's clock runs on through a disconnect, up to the time limit.
             leave_grace_s=limit if daily else self.config.leave_grace_s,
-            daily=daily, fair_play=self.config.fair_play_holds,
+            daily=daily, fair_play=self.config.fair_play_holds, series=series,
         )
         self.rooms[record.code] = room
         if self.placement is not None and record.status == "open":
@@ -241,6 +249,55 @@ class Races:
         self.seats[player_id] = room
         await self.interpreter.run(room, effects, reply=(player_id, req.id))
 
+    async def series_of(self, race: RaceRecord) -> Series | None:
+        """A stored race's place in its series, with the score before it (None: a daily
+        attempt): for the rooms brought back after a restart or a takeover."""
+        if race.kind == "daily":
+            return None
+        score = await self.store.series_wins(race.series, race.series_number) if race.series_number > 1 else []
+        return Series(race.series, race.best_of, race.series_number, tuple(Score(*s) for s in score))
+
+    async def rematch(self, player: PlayerRecord, req: p.Rematch) -> None:
+        """Race the racers of the finished race again: the first to ask makes the room and
+        the others are invited (``rematch_proposed``); whoever asks after joins it."""
+        room = self.seats.get(player.id)
+        if room is None or room.status is not Status.FINISHED or room.series is None:
+            raise p.ProtocolError(
+                p.ErrorCode.NOT_ALLOWED, "a rematch is asked for from a finished race (not a daily attempt)"
+            )
+        if room.rematch is None:
+            # One proposal at a time per race: whoever asks while it is being made joins it.
+            proposing = self._proposing.get(room)
+            if proposing is None:
+                proposing = self._proposing[room] = asyncio.ensure_future(self._propose_rematch(player, room, req.same_deal))
+                proposing.add_done_callback(lambda _: self._proposing.pop(room, None))
+            code = await asyncio.shield(proposing)
+        else:
+            code = room.rematch["code"]
+        await self.join_race(player, p.JoinRace(code=code, id=req.id))
+
+    async def _propose_rematch(self, player: PlayerRecord, room: Room, same_deal: bool) -> str:
+        """The rematch of ``room``, made now, unless another racer's came first (on another
+        node, or while this one was being stored): its code, ours or theirs."""
+        series = room.series_now
+        assert series is not None  # not a daily attempt: checked by the caller
+        deal = room.deal_number if same_deal else secrets.randbelow(1_000_000_000)
+        record = await self._new_race_record(
+            room.game.id, deal, room.private, player.id, room.time_limit_s, best_of=series.best_of,
+            series=series.next(), place=False,
+        )
+        code = await self.store.claim_rematch(room.race_id, record.code)
+        if code != record.code:  # another racer's rematch came first: ours was never seen
+            await self.store.abandon_race(record.id)
+            if code is None:
+                raise p.ProtocolError(p.ErrorCode.NOT_ALLOWED, f"race {room.code} is not finished")
+            return code
+        if self.placement is not None:
+            await self.placement.placed(record.id)
+        self.new_room(record, room.game, room.time_limit_s, series=await self.series_of(record))
+        await self.interpreter.run(room, room.rematch_proposed(record.code, (player.id, player.name), same_deal))
+        return record.code
+
     async def _send_finished(self, player_id: int, finished: FinishedRaceRecord, request_id: Any) -> None:
         """A stored finished race, as a racer coming back to it sees it: its `room` (the
         reply), then `race_finished` with the ranking."""
@@ -252,9 +309,16 @@ class Races:
         ]
         players = [(r.player_id, r.player_name) for r in finished.results]
         summary = self.stored_summary(race, players, Status.FINISHED)
-        self.delivery.send(player_id, p.reply({"type": "room", "race": summary}, request_id))
+        series = await self.series_of(race)
+        if series is not None:
+            series = series.after([(r.player_id, r.player_name, r.rank) for r in finished.results])
+        shown = {"series": series.to_json()} if series is not None and series.shown else {}
+        if race.rematch_code:  # who asked for it, and for which deal, was not stored: its code is enough to join
+            summary["rematch"] = {"code": race.rematch_code}
+        self.delivery.send(player_id, p.reply({"type": "room", "race": summary | shown}, request_id))
         message: dict[str, Any] = {
             "type": "race_finished", "code": race.code, "game": race.game, "deal": race.deal_number, "ranking": ranking,
+            **shown,
         }
         daily = await self.daily_facts(race, finished.daily_ranked)
         if daily is not None:

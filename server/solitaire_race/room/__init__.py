@@ -5,8 +5,10 @@ from .effects import CheckStuck, Effect, LogMoves, Played, RecordStart, SaveEntr
 from .racer import Racer
 from .results import Result
 from .room import MAX_MOVES_PER_MESSAGE, Room, RoomError, Status
+from .series import BEST_OF, Score, Series
 
 __all__ = [
+    "BEST_OF",
     "MAX_MOVES_PER_MESSAGE",
     "CheckStuck",
     "Effect",
@@ -19,6 +21,8 @@ __all__ = [
     "RoomError",
     "SaveEntrants",
     "SaveResults",
+    "Score",
     "Send",
+    "Series",
     "Status",
 ]

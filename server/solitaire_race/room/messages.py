@@ -28,7 +28,16 @@ def summary(room: Room) -> dict[str, Any]:
             {"id": r.id, "name": r.name, "ready": r.ready, "connected": r.connected}
             for r in room.racers.values()
         ],
+        **series_fields(room),
+        **({"rematch": room.rematch} if room.rematch else {}),
     }
+
+
+def series_fields(room: Room) -> dict[str, Any]:
+    """The room's ``series`` field, if it is worth showing: the score before the race, or
+    after it once it is over."""
+    series = room.series_now
+    return {"series": series.to_json()} if series is not None and series.shown else {}
 
 
 def progress_fields(game: Game[Any], racer: Racer, *as_seen: Any) -> dict[str, Any]:
@@ -74,4 +83,5 @@ def finished(room: Room) -> dict[str, Any]:
         "deal": room.deal_number,
         "ranking": [r.to_json() for r in room.results],
         **({"daily": room.daily} if room.daily else {}),
+        **series_fields(room),
     }

@@ -37,6 +37,7 @@ from . import messages
 from .effects import CheckStuck, Effect, LogMoves, Played, RecordStart, SaveEntrants, SaveResults, Send
 from .racer import Racer, seen
 from .results import Result, rank, verify
+from .series import Series
 
 
 class Status(str, enum.Enum):
@@ -85,6 +86,7 @@ class Room:
         leave_grace_s: float = 60.0,
         daily: dict[str, Any] | None = None,
         fair_play: bool = True,
+        series: Series | None = None,
     ) -> None:
         self.race_id = race_id
         self.fair_play = fair_play  # assess each result's plausibility (fair_play.py), holding the implausible
@@ -100,6 +102,8 @@ class Room:
         self.link = link
         self.leave_grace_s = leave_grace_s
         self.daily = daily  # {"date", "ranked"} for a daily challenge attempt
+        self.series = series  # its place in a series of races among friends (None: a daily attempt)
+        self.rematch: dict[str, Any] | None = None  # once finished: the race that follows it (code, by, same_deal)
         # Racers repeat moves. A function of the game, not a method: a room holding its own
         # bound method would be a reference cycle, freed only by the garbage collector.
         self._parse = functools.lru_cache(maxsize=1024)(functools.partial(parse_move, game))
@@ -484,6 +488,20 @@ class Room:
             raise RuntimeError("results_saved() without a pending save")
         self.status = Status.FINISHED
         return [self._room_message(), self._to_all(messages.finished(self))]
+
+    @property
+    def series_now(self) -> Series | None:
+        """The race's series as it stands: with this race's result once it is over."""
+        if self.series is None or not self.results:
+            return self.series
+        return self.series.after([(r.player_id, r.name, r.rank) for r in self.results])
+
+    def rematch_proposed(self, code: str, by: tuple[int, str], same_deal: bool) -> list[Effect]:
+        """A racer asked for a rematch, race ``code``: the others are invited to it."""
+        if self.status is not Status.FINISHED:
+            raise RoomError("not_allowed", f"race {self.code} is not over yet: a rematch comes after it")
+        self.rematch = {"code": code, "by": {"id": by[0], "name": by[1]}, "same_deal": same_deal}
+        return [self._to_all({"type": "rematch_proposed", "race": self.code, **self.rematch})]
 
     # --- messages (built in messages.py) ---------------------------------------------
     def summary(self) -> dict[str, Any]:

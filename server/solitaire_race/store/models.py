@@ -114,6 +114,7 @@ class Race(Base):
     __table_args__ = (
         CheckConstraint(f"status IN {_in(RACE_STATUSES)}", name="status"),
         CheckConstraint(f"kind IN {_in(RACE_KINDS)}", name="kind"),
+        Index("ix_races_series_id", "series_id"),  # a series' score is read from its races
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
@@ -133,6 +134,13 @@ class Race(Base):
     log_from: Mapped[int | None] = mapped_column(JournalId)
     # Its owner's fencing token: raised by each takeover (Store.claim_race, migration 0010).
     epoch: Mapped[int] = mapped_column(server_default="0")
+    # Races in series (migration 0013): best of N (NULL: an open series), the id of the
+    # series' first race (NULL: this one), its number in the series, and the race that
+    # followed it (its join code, set once: Store.claim_rematch).
+    best_of: Mapped[int | None]
+    series_id: Mapped[int | None]
+    series_number: Mapped[int] = mapped_column(server_default="1")
+    rematch_code: Mapped[str | None] = mapped_column(String(CODE_MAX_LENGTH))
 
 
 class Result(Base):

@@ -51,6 +51,15 @@ class RaceRecord:
     kind: str = "race"  # race | daily
     daily_date: str | None = None  # ISO date of a daily challenge attempt
     epoch: int = 0  # its owner's fencing token (Store.claim_race)
+    best_of: int | None = None  # its series' length (None: an open series, a running score)
+    series_id: int | None = None  # the race id of its series' first race (None: this one)
+    series_number: int = 1  # its number in its series
+    rematch_code: str | None = None  # the join code of the race that followed it, once asked for
+
+    @property
+    def series(self) -> int:
+        """The id of its series: that of the series' first race."""
+        return self.series_id if self.series_id is not None else self.id
 
 
 @dataclass(frozen=True, slots=True)

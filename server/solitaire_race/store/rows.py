@@ -61,6 +61,10 @@ def race_record(row: Race) -> RaceRecord:
         kind=row.kind,
         daily_date=row.daily_date,
         epoch=row.epoch,
+        best_of=row.best_of,
+        series_id=row.series_id,
+        series_number=row.series_number,
+        rematch_code=row.rematch_code,
     )
 
 

@@ -53,6 +53,7 @@ from .records import (
 )
 from .review import Review
 from .rows import check_time, check_token_hash, join_move_log, race_record, result_record
+from .series import Series
 from .unfinished import Unfinished
 from .writer import Writer, resolve
 from .writes import (
@@ -96,7 +97,7 @@ def _connect_refused(error: BaseException) -> str | None:
 # --- the store ----------------------------------------------------------------------
 
 
-class Store(DailyAndBoards, Unfinished, Review):
+class Store(DailyAndBoards, Unfinished, Review, Series):
     """Async access to the race database. Open with ``await Store.open(url)``.
 
     Reads are short transactions on pooled aiosqlite (or asyncpg) connections, so they run concurrently
@@ -274,10 +275,14 @@ class Store(DailyAndBoards, Unfinished, Review):
         now: datetime,
         kind: str = "race",
         daily_date: str | None = None,
+        best_of: int | None = None,
+        series_id: int | None = None,
+        series_number: int = 1,
     ) -> RaceRecord:
         """A new race in status 'open'. Raises CodeTaken if ``code`` is in use.
 
-        ``kind="daily"`` with ``daily_date`` marks a daily challenge attempt."""
+        ``kind="daily"`` with ``daily_date`` marks a daily challenge attempt; ``best_of``,
+        ``series_id`` and ``series_number`` place it in a series (``RaceRecord``)."""
         if not 1 <= len(code) <= CODE_MAX_LENGTH:
             raise ValueError(f"a race code has 1 to {CODE_MAX_LENGTH} characters")
         row = Race(
@@ -293,6 +298,9 @@ class Store(DailyAndBoards, Unfinished, Review):
             time_limit_s=time_limit_s,
             kind=kind,
             daily_date=daily_date,
+            best_of=best_of,
+            series_id=series_id,
+            series_number=series_number,
         )
 
         def write(session: Session) -> RaceRecord | IntegrityError:

@@ -1,0 +1,155 @@
+"""Rematches and series through the real server: real websockets on 127.0.0.1, each test on
+a SQLite file and on a PostgreSQL database. A finished race's racers race again in one
+room, whoever asks first and however many ask at once; the room carries the series' score."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from solitaire_race.app import App
+
+from .conftest import ON_BOTH_DATABASES, TEST_SECRET, Client, make_config
+from .databases import Database
+from .support import winnable_deal
+
+GAME = "cruel"
+DEAL, LINE = winnable_deal(GAME, TEST_SECRET.encode())
+
+pytestmark = ON_BOTH_DATABASES
+
+
+async def race(winner: Client, *others: Client, code: str | None = None, **create: Any) -> dict[str, Any]:
+    """A whole race won by ``winner`` (the others resign): created by ``winner`` unless
+    ``code`` names a lobby everyone is in already. Returns the winner's race_finished."""
+    if code is None:
+        room = await winner.request({"type": "create_race", "game": GAME, "deal": DEAL, "private": True, **create})
+        assert room["type"] == "room", room
+        for other in others:
+            assert (await other.request({"type": "join_race", "code": room["race"]["code"]}))["type"] == "room"
+    assert (await winner.request({"type": "start_race"}))["type"] in ("room", "countdown")
+    started = [await c.expect("race_started") for c in (winner, *others)]
+    for at in range(0, len(LINE), 64):  # at most 64 moves a message
+        reply = await winner.request({"type": "move", "moves": list(LINE[at : at + 64])})
+    assert reply["outcome"] == "won" and started[0]["deal"] is not None
+    for other in others:
+        await other.request({"type": "resign"})
+    finished = await winner.expect("race_finished")
+    for other in others:
+        await other.expect("race_finished")
+    return finished
+
+
+def score(message: dict[str, Any]) -> dict[str, int]:
+    return {s["name"]: s["wins"] for s in message["series"]["score"]}
+
+
+async def test_everyone_asking_at_once_lands_in_one_room(app: App, clients: Any, database: Database) -> None:
+    ann, bob, cat = await clients("ann"), await clients("bob"), await clients("cat")
+    finished = await race(ann, bob, cat)
+    assert "series" not in finished  # a single race, nothing to tell yet
+
+    # All three press "rematch" at the same instant, two of them for a fresh deal.
+    asks = [c.request({"type": "rematch", "same_deal": same}) for c, same in ((ann, True), (bob, False), (cat, False))]
+    rooms = await asyncio.gather(*asks)
+    assert {r["type"] for r in rooms} == {"room"}, rooms
+    assert len({r["race"]["code"] for r in rooms}) == 1
+    last = max(rooms, key=lambda r: len(r["race"]["players"]))["race"]
+    assert sorted(p["name"] for p in last["players"]) == ["ann", "bob", "cat"]
+    assert last["series"]["number"] == 2 and score(last) == {"ann": 1, "bob": 0, "cat": 0}
+    assert last["series"]["best_of"] is None and last["series"]["decided"] is False
+    rows = await database.query("SELECT COUNT(*) FROM races WHERE series_number = 2")
+    assert rows == [(1,)]  # the others' rooms were never made, or were taken back
+
+
+async def test_a_proposal_reaches_the_others_who_join_with_its_code(app: App, clients: Any, database: Database) -> None:
+    ann, bob = await clients("ann"), await clients("bob")
+    first = await race(ann, bob)
+    room = await bob.request({"type": "rematch", "same_deal": False})
+    assert room["type"] == "room" and room["race"]["creator_id"] == bob.player["id"]
+    assert room["race"]["deal"] != DEAL and room["race"]["status"] == "lobby"
+
+    invite = await ann.expect("rematch_proposed")
+    assert invite == {
+        "type": "rematch_proposed", "race": first["code"], "code": room["race"]["code"],
+        "by": {"id": bob.player["id"], "name": "bob"}, "same_deal": False,
+    }
+    joined = await ann.request({"type": "join_race", "code": invite["code"]})
+    assert [p["name"] for p in joined["race"]["players"]] == ["bob", "ann"]
+    assert score(joined["race"]) == {"ann": 1, "bob": 0}
+
+    # ann can also just ask for the rematch: the same room (she is in it already).
+    again = await ann.request({"type": "rematch"})
+    assert again["type"] == "error" and again["code"] == "not_allowed"  # she sits in a lobby now, not a finished race
+    stored = await database.query("SELECT rematch_code FROM races WHERE code = ?", first["code"])
+    assert stored == [(room["race"]["code"],)]
+
+
+async def test_best_of_three_is_decided_and_the_next_rematch_starts_a_new_series(app: App, clients: Any) -> None:
+    ann, bob = await clients("ann"), await clients("bob")
+    first = await race(ann, bob, best_of=3)
+    assert first["series"] == {
+        "best_of": 3, "number": 1, "decided": False, "champion": None,
+        "score": [{"player_id": ann.player["id"], "name": "ann", "wins": 1},
+                  {"player_id": bob.player["id"], "name": "bob", "wins": 0}],
+    }
+    room = await ann.request({"type": "rematch"})
+    assert room["race"]["deal"] == DEAL and room["race"]["series"]["number"] == 2
+    assert (await bob.request({"type": "rematch"}))["race"]["code"] == room["race"]["code"]
+    second = await race(ann, bob, code=room["race"]["code"])
+    assert second["series"]["decided"] is True and second["series"]["champion"] == ann.player["id"]
+    assert score(second) == {"ann": 2, "bob": 0}
+
+    third = await bob.request({"type": "rematch"})
+    assert third["race"]["series"] == {"best_of": 3, "number": 1, "decided": False, "champion": None, "score": []}
+
+
+async def test_rematch_is_refused_where_it_makes_no_sense(app: App, clients: Any, database: Database) -> None:
+    ann, bob = await clients("ann"), await clients("bob")
+    assert (await ann.request({"type": "rematch"}))["code"] == "not_allowed"  # in no race
+    room = await ann.request({"type": "create_race", "game": GAME, "deal": DEAL})
+    assert (await ann.request({"type": "rematch"}))["code"] == "not_allowed"  # a lobby
+    await bob.request({"type": "join_race", "code": room["race"]["code"]})
+    await ann.request({"type": "start_race"})
+    await ann.expect("race_started")
+    assert (await bob.request({"type": "rematch"}))["code"] == "not_allowed"  # running
+    bad = await ann.request({"type": "rematch", "same_deal": "yes"})
+    assert bad["code"] == "bad_message"
+    bad = await ann.request({"type": "create_race", "game": GAME, "best_of": 4})
+    assert bad["code"] == "bad_message"
+    assert await database.query("SELECT COUNT(*) FROM races") == [(1,)]  # nothing made
+
+
+async def test_a_daily_attempt_has_no_rematch(app: App, clients: Any) -> None:
+    dan = await clients("dan")
+    started = await dan.request({"type": "start_daily", "game": GAME})
+    assert started["type"] == "race_started", started
+    await dan.request({"type": "resign"})
+    await dan.expect("race_finished")
+    refused = await dan.request({"type": "rematch"})
+    assert refused["code"] == "not_allowed" and "daily" in refused["message"]
+
+
+async def test_a_rematch_lobby_keeps_its_series_through_a_restart(tmp_path: Path, database: Database) -> None:
+    app = await App.start(make_config(tmp_path, db_url=database.url))
+    ann, bob = await Client.connect(app), await Client.connect(app)
+    await ann.hello("ann")
+    await bob.hello("bob")
+    first = await race(ann, bob, best_of=5)
+    room = await ann.request({"type": "rematch"})
+    await app.stop()
+
+    app = await App.start(make_config(tmp_path, db_url=database.url))  # the same database
+    try:
+        back = await Client.connect(app)
+        await back.hello(token=bob.token)
+        # The finished race, asked for again, names its rematch; the lobby came back with its series.
+        old = await back.request({"type": "join_race", "code": first["code"]})
+        assert old["race"]["rematch"] == {"code": room["race"]["code"]}
+        assert (await back.expect("race_finished"))["series"]["score"] == first["series"]["score"]
+        joined = await back.request({"type": "join_race", "code": room["race"]["code"]})
+        assert joined["race"]["series"] == {**room["race"]["series"]} and score(joined["race"]) == {"ann": 1, "bob": 0}
+        await back.close()
+    finally:
+        await app.stop()
