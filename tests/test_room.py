@@ -8,7 +8,7 @@ import pytest
 
 from solitaire_race.engine import IllegalMove, Outcome, get_game, view_changes
 from solitaire_race.results import RacerOutcome
-from solitaire_race.room import CheckStuck, LogMoves, Room, RoomError, SaveResults, Send, Status
+from solitaire_race.room import CheckStuck, LogMoves, Room, RoomError, SaveResults, Score, Send, Series, Status
 
 from .support import searched_line, winnable_deal
 
@@ -426,3 +426,25 @@ def test_equal_progress_ranks_by_time_then_moves() -> None:
     ]
     ranked = rank(game, racers, fair_play=False)  # (made by hand: no move times to assess)
     assert [r.name for r in ranked] == ["quicker-more-moves", "quick", "resigned-sooner", "slow"]
+
+
+def test_a_series_is_decided_by_a_majority_or_once_every_race_is_run() -> None:
+    first = Series(10, 3, 1)
+    assert first.shown and not first.decided and first.champion is None
+    one_all = first.after([(1, "ann", 1), (2, "bob", 2)]).next()
+    assert one_all is not None and one_all.number == 2 and not one_all.decided
+    tied = one_all.after([(2, "bob", 1), (1, "ann", 2)])
+    third = tied.next()
+    assert third is not None and not third.decided  # 1-1 before the third race: still on
+    assert [(s.name, s.wins) for s in third.score] == [("ann", 1), ("bob", 1)]
+    won = third.after([(1, "ann", 1), (2, "bob", 2)])
+    assert won.decided and won.champion is not None and won.champion.name == "ann" and won.next() is None
+    # three racers, three different winners: decided after three races, and tied
+    spread = Series(1, 3, 3, (Score(1, "a", 1), Score(2, "b", 1), Score(3, "c", 0))).after([(3, "c", 1)])
+    assert spread.decided and spread.champion is None
+    assert spread.to_json()["champion"] is None and spread.to_json()["decided"] is True
+    # a majority ends a best of 5 early; an open series is never decided
+    early = Series(1, 5, 3, (Score(1, "a", 2), Score(2, "b", 0))).after([(1, "a", 1), (2, "b", 2)])
+    assert early.decided and early.champion == Score(1, "a", 3)
+    open_series = Series(1, None, 9, (Score(1, "a", 8),)).after([(1, "a", 1)])
+    assert not open_series.decided and open_series.next() is not None and not Series(1, None, 1).shown

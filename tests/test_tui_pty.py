@@ -112,8 +112,15 @@ async def test_a_race_in_a_terminal(app: App, clients: Any, tmp_path: Path) -> N
         await bob.request({"type": "resign"})
         await expect(child, "Result")  # the ranking, then below it:
         await expect(child, "race over: you are")
+
+        # bob asks for a rematch: the terminal says so, and `again` joins his room.
+        rematch = await bob.request({"type": "rematch", "same_deal": True})
+        await expect(child, "bob proposes a rematch on the same deal: type again to join")
+        child.sendline("again")
+        joined = await bob.expect(lambda m: m["type"] == "room" and m["race"]["code"] == rematch["race"]["code"])
+        assert [p["name"] for p in joined["race"]["players"]] == ["bob", "ann"]
+        await expect(child, "play --join " + rematch["race"]["code"])
         child.sendline("quit")
-        await expect(child, r"Race " + code + r" result:")
         await expect(child, pexpect.EOF)
     finally:
         child.close(force=True)

@@ -269,7 +269,8 @@ class Races:
             # One proposal at a time per race: whoever asks while it is being made joins it.
             proposing = self._proposing.get(room)
             if proposing is None:
-                proposing = self._proposing[room] = asyncio.ensure_future(self._propose_rematch(player, room, req.same_deal))
+                proposing = asyncio.ensure_future(self._propose_rematch(player, room, req.same_deal))
+                self._proposing[room] = proposing
                 proposing.add_done_callback(lambda _: self._proposing.pop(room, None))
             code = await asyncio.shield(proposing)
         else:

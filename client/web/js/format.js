@@ -25,6 +25,16 @@ export const spacedCode = (code) => `${code.slice(0, 3)} ${code.slice(3)}`;
  * who resigned or left without moving is ranked, but gets no medal). docs/fair-play.md. */
 export const earnsMedal = (entry) => entry.rank <= 3 && (entry.outcome === "won" || entry.moves > 0);
 
+/** A series of rematches (the `series` of a race summary or race_finished) in one line:
+ * "Best of 3 · race 2 · ann 1 – bob 0", and who won it once it is decided. */
+export function seriesLine(series) {
+  const head = series.best_of ? `Best of ${series.best_of} · race ${series.number}` : `Race ${series.number} of the series`;
+  const score = series.score.map((s) => `${s.name} ${s.wins}`).join(" – ");
+  const champion = series.score.find((s) => s.player_id === series.champion);
+  const end = !series.decided ? "" : champion ? ` · ${champion.name} wins the series!` : " · the series is tied";
+  return `${head}${score ? ` · ${score}` : ""}${end}`;
+}
+
 export const OUTCOME_LABELS = {
   playing: "playing",
   won: "won",

@@ -45,6 +45,7 @@ export function initLobby(app) {
       deal,
       private: $("#private").checked,
       time_limit_s: Number($("#time-limit").value),
+      best_of: $("#best-of").value ? Number($("#best-of").value) : null,
     });
   };
   $("#join-form").onsubmit = (event) => {

@@ -49,6 +49,11 @@ const app = {
     if (!remembered) toast(reply.message);
   },
 
+  /** Race this finished race's racers again: the room someone made already, or a new one. */
+  rematch(sameDeal) {
+    this.send({ type: "rematch", same_deal: sameDeal });
+  },
+
   /** Today's challenge of ``game``, or practice of a past day's (``date``, YYYY-MM-DD). */
   startDaily(game, date = null) {
     this.send(date ? { type: "start_daily", game, date } : { type: "start_daily", game });
@@ -128,6 +133,13 @@ function onRoom(m) {
   race.onRoom(r);
 }
 
+function onRematchProposed(m) {
+  if (state.race?.code !== m.race) return; // we moved on from that race
+  state.race.rematch = { code: m.code, by: m.by, same_deal: m.same_deal };
+  toast(`${m.by.name} proposes a rematch`, "info");
+  race.showResults();
+}
+
 function onError(m) {
   switch (m.code) {
     case "bad_token":
@@ -201,6 +213,8 @@ function handle(m) {
     case "race_finished":
       showScreen("race");
       return race.onFinished(m);
+    case "rematch_proposed":
+      return onRematchProposed(m);
     case "left":
       return; // backToLobby, the only sender of leave_race, moves on itself
     case "error":

@@ -231,7 +231,14 @@ export class RaceScreen {
       play.endedMs = mine.time_ms;
     }
     this.renderStats();
-    renderResults($("#results"), m, this.app, m.daily ?? play.start?.daily);
+    this.showResults();
+  }
+
+  /** The ranking, over the board (again, when a rematch is proposed). */
+  showResults() {
+    const m = state.play.finished;
+    if (!m) return;
+    renderResults($("#results"), m, this.app, m.daily ?? state.play.start?.daily);
     $("#results").hidden = false;
   }
 

@@ -1,7 +1,30 @@
 // The end-of-race ranking, with links to the deal's leaderboard and the ways on.
-import { earnsMedal, formatTime, OUTCOME_LABELS } from "./format.js";
+import { earnsMedal, formatTime, OUTCOME_LABELS, seriesLine } from "./format.js";
 import { gameName, state } from "./state.js";
 import { h } from "./util.js";
+
+/** The rematch someone asked for after this race (the room's `rematch`), if any. */
+const proposal = (m) => (state.race?.code === m.code ? state.race.rematch : null) ?? null;
+
+function rematchOffer(m) {
+  const offer = proposal(m);
+  if (!offer) return null;
+  const who = !offer.by ? "A rematch is waiting" : offer.by.id === state.me.id ? "You proposed a rematch" : `${offer.by.name} proposes a rematch`;
+  const deal = offer.same_deal === undefined ? "" : offer.same_deal ? " on the same deal" : " on a new deal";
+  return h("p", { class: "rematch-offer", id: "rematch-offer" }, `${who}${deal}.`);
+}
+
+/** One room for the whole group: the first to ask makes it, the others join it (docs/protocol.md, rematch). */
+function rematchActions(m, app) {
+  const offer = proposal(m);
+  if (offer) {
+    return [h("button", { type: "button", class: "primary", id: "join-rematch", onclick: () => app.joinRace(offer.code) }, "Join the rematch")];
+  }
+  return [
+    h("button", { type: "button", class: "primary", id: "rematch-same", onclick: () => app.rematch(true) }, "Rematch: same deal"),
+    h("button", { type: "button", id: "rematch-new", onclick: () => app.rematch(false) }, "Rematch: new deal"),
+  ];
+}
 
 /** The ranking of a race_finished message; app: the actions of its buttons (main.js). */
 export function renderResults(el, m, app, daily) {
@@ -45,6 +68,7 @@ export function renderResults(el, m, app, daily) {
       { class: "results-card" },
       h("h2", {}, title),
       h("p", { class: "sub" }, `${gameName(m.game)} · ${daily ? `daily ${daily.date}` : `deal ${m.deal}`}`),
+      m.series ? h("p", { class: "series", id: "results-series" }, seriesLine(m.series)) : null,
       h(
         "table",
         { class: "ranking" },
@@ -57,13 +81,12 @@ export function renderResults(el, m, app, daily) {
         dailyBoard ? h("a", { class: "button", href: dailyBoard, id: "daily-leaderboard" }, "Today's daily leaderboard") : null,
         h("a", { class: "button", href: board, id: "deal-leaderboard" }, "Leaderboard for this deal"),
       ),
+      daily ? null : rematchOffer(m),
       h(
         "div",
         { class: "results-actions" },
-        h("button", { type: "button", class: "primary", onclick: () => app.backToLobby() }, "Back to lobby"),
-        daily
-          ? null
-          : h("button", { type: "button", onclick: () => app.createRace({ game: m.game, deal: m.deal }) }, "Race this deal again"),
+        ...(daily ? [] : rematchActions(m, app)),
+        h("button", { type: "button", onclick: () => app.backToLobby() }, "Back to lobby"),
         h("button", { type: "button", class: "quiet", onclick: () => (el.hidden = true) }, "Show the board"),
       ),
     ),

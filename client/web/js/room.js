@@ -1,6 +1,6 @@
 // The race room before the start: join code and link to share, who is in, ready / start,
 // and the countdown (its timer stops when the room is left).
-import { spacedCode } from "./format.js";
+import { seriesLine, spacedCode } from "./format.js";
 import { gameName, state } from "./state.js";
 import { onScreen, toast } from "./ui.js";
 import { $, h } from "./util.js";
@@ -42,6 +42,8 @@ export function renderRoom() {
   $("#room-code").dataset.code = race.code;
   $("#room-link").value = race.link;
   $("#room-count").textContent = `${race.players.length}/${race.max_players}`;
+  $("#room-series").hidden = !race.series;
+  $("#room-series").textContent = race.series ? seriesLine(race.series) : "";
   $("#room-players").replaceChildren(
     ...race.players.map((p) =>
       h(

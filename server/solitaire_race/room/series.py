@@ -30,7 +30,8 @@ class Series:
     id: int  # the race id of its first race
     best_of: int | None  # None: an open series
     number: int  # this race's number in the series, from 1
-    score: tuple[Score, ...] = ()  # before this race (with ``after``: including it), in the order first seen
+    score: tuple[Score, ...] = ()  # in the order first seen: before this race, or including it once ``over``
+    over: bool = False  # this race is over and counted in the score (``after``)
 
     @property
     def shown(self) -> bool:
@@ -41,7 +42,8 @@ class Series:
     def decided(self) -> bool:
         if self.best_of is None:
             return False
-        return self.number >= self.best_of or any(s.wins > self.best_of // 2 for s in self.score)
+        raced = self.number if self.over else self.number - 1
+        return raced >= self.best_of or any(s.wins > self.best_of // 2 for s in self.score)
 
     @property
     def champion(self) -> Score | None:
@@ -59,7 +61,7 @@ class Series:
         for player_id, name, rank in results:
             known = wins.get(player_id)
             wins[player_id] = Score(player_id, name, (rank == 1) + (known.wins if known else 0))
-        return Series(self.id, self.best_of, self.number, tuple(wins.values()))
+        return Series(self.id, self.best_of, self.number, tuple(wins.values()), over=True)
 
     def next(self) -> Series | None:
         """Of a finished race's series (``after``): the series of its rematch, the next race
@@ -67,7 +69,7 @@ class Series:
         own, of the same length."""
         if self.decided:
             return None
-        return Series(self.id, self.best_of, self.number + 1, self.score)
+        return Series(self.id, self.best_of, self.number + 1, self.score)  # not over: the next race is to come
 
     def to_json(self) -> dict[str, Any]:
         champion = self.champion

@@ -57,7 +57,6 @@ class PlayClient:
         self.countdown_end: float | None = None
         self._redraw_scheduled = False
         self.bots: set[asyncio.Task[Any]] = set()
-        self.last_game: str | None = None
         self._last_sent = self.loop.time()
         self.commands = Commands(self)
 
@@ -318,6 +317,9 @@ class PlayClient:
                 )
             elif mine is not None:
                 self.notice("ok", f"race over: you are {mine['rank']} of {len(m['ranking'])}")
+        elif kind == "rematch_proposed" and s.phase == "finished":
+            deal = "the same deal" if m["same_deal"] else "a new deal"
+            self.notice("info", f"{m['by']['name']} proposes a rematch on {deal}: type again to join")
         elif kind == "error":
             if m.get("code") == "replaced":
                 self.farewell.append("solitaire-race play: you signed in somewhere else, so this client stopped")
@@ -346,7 +348,6 @@ class PlayClient:
         s.race = {k: m[k] for k in ("code", "game", "deal", "time_limit_s")}
         if m.get("daily"):
             s.race["daily"] = m["daily"]
-        self.last_game = m["game"]
         s.view = m["view"]
         progress = get_game(m["game"]).progress(known_state(m["view"]))
         s.me = {

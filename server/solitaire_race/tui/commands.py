@@ -77,8 +77,8 @@ class Commands:
         elif word == "daily" and rest:
             game_text, _, date = rest.partition(" ")
             await self.daily(game_text, date.strip() or None)
-        elif word == "again" and s.phase == "finished" and self.client.last_game:
-            await self.create(self.client.last_game, None, False)
+        elif word == "again" and s.phase == "finished":
+            await self.rematch(same_deal=rest.strip().lower() != "new")
         elif word == "leave" and s.phase in ("room", "finished"):
             await self.leave()
         elif s.phase == "room" and word in ("start", "ready", "unready", "bots", "bot"):
@@ -257,6 +257,16 @@ class Commands:
         self.client.screen.races = reply.get("races", [])
         dailies = await self.client.request({"type": "daily"})
         self.client.screen.dailies = dailies if dailies["type"] == "daily_challenges" else None
+
+    async def rematch(self, same_deal: bool) -> None:
+        """Race this race's racers again: the room another racer made already, or a new one
+        that they are invited to (docs/protocol.md, rematch)."""
+        reply = await self.client.request({"type": "rematch", "same_deal": same_deal})
+        if reply["type"] == "error":
+            self.client.notice("error", reply["message"])
+            return
+        self.client.screen.phase = "lobby"  # so that the room message switches to the room
+        self.client.on_event(reply)
 
     async def leave(self) -> None:
         reply = await self.client.request({"type": "leave_race"})

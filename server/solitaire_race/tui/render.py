@@ -503,7 +503,7 @@ def _hint(screen: Screen) -> str:
         hint = "hint · " if _practice(screen) else ""
         return f"type a move (? shows how) · f sends all home · {hint}resign · leave · quit"
     if screen.phase == "finished":
-        return "again · new GAME [DEAL] · join CODE · leave · quit"
+        return "again [new] · new GAME [DEAL] · join CODE · leave · quit"
     return "quit"
 
 
