@@ -128,6 +128,9 @@ async def test_two_players_same_daily_one_ranked_attempt_each(daily_app: tuple[A
         profile = await bob.request({"type": "profile"})
         assert profile["daily_streak"] == 1 and {g["game"]: g["games"] for g in profile["games"]} == {"cruel": 2}
         assert profile["games"][0]["wins"] == 1  # the unranked replay's win still counts in stats
+        # The latest results, newest first: the replay (a race of one, no daily date), then the ranked attempt.
+        recent = [(r["outcome"], r["daily_date"], r["rank"], r["racers"], r["deal"]) for r in profile["recent"]]
+        assert recent == [("won", None, 1, 1, a["deal"]), ("resigned", a["daily"]["date"], 1, 1, a["deal"])]
     finally:
         await ann.close()
         await bob.close()

@@ -201,7 +201,8 @@ async def test_the_attacks_are_held_off_the_boards_and_an_operator_reviews_them(
             return [e["name"] for e in page["entries"]]
 
         assert await board("daily") == [] and await board("deal") == [] and await board("fastest") == []
-        assert (await ann.request({"type": "profile"}))["games"] == []  # no stats from a held result
+        held_profile = await ann.request({"type": "profile"})
+        assert held_profile["games"] == [] and held_profile["recent"] == []  # neither stats nor a recent race
 
         listed = await _review_cli(app)
         assert "ann" in listed and "in one message" in listed and "bob" in listed and "faster than a person" in listed

@@ -4,7 +4,7 @@
 // DOM helpers are the client's own (js/), so a time reads the same here as on the race screen.
 import { earnsMedal, formatTime, OUTCOME_LABELS } from "./js/format.js";
 import { storage } from "./js/storage.js";
-import { $, h } from "./js/util.js";
+import { $, h, playerLink } from "./js/util.js";
 
 const params = new URLSearchParams(location.search);
 const state = {
@@ -27,11 +27,11 @@ const vsPar = (e, par) => {
 
 function columns(board, par) {
   if (board === "deal" || board === "daily")
-    return [["#", (e) => e.rank, (e) => (earnsMedal(e) ? `medal medal-${e.rank}` : "")], ["Player", (e) => e.name], ["Result", (e) => OUTCOME_LABELS[e.outcome] ?? e.outcome, (e) => (e.outcome === "won" ? "won" : "")],
+    return [["#", (e) => e.rank, (e) => (earnsMedal(e) ? `medal medal-${e.rank}` : "")], ["Player", (e) => playerLink(e.player_id, e.name)], ["Result", (e) => OUTCOME_LABELS[e.outcome] ?? e.outcome, (e) => (e.outcome === "won" ? "won" : "")],
             ["Time", (e) => formatTime(e.outcome === "won" ? e.time_ms : null), null, "num"], ["Moves", (e) => e.moves, null, "num"],
             ...(par != null ? [[`vs par ${par}`, (e) => vsPar(e, par), null, "num"]] : []),
             ["Cards home", (e) => `${e.home}/${e.total}`, null, "num opt"]];
-  const base = [["#", (e) => e.rank, (e) => (e.rank <= 3 ? `medal medal-${e.rank}` : "")], ["Player", (e) => e.name]];
+  const base = [["#", (e) => e.rank, (e) => (e.rank <= 3 ? `medal medal-${e.rank}` : "")], ["Player", (e) => playerLink(e.player_id, e.name)]];
   if (board === "fastest") return [...base, ["Best time", (e) => formatTime(e.time_ms), null, "num"], ["Moves", (e) => e.moves, null, "num"], ["Wins", (e) => e.wins, null, "num opt"]];
   if (board === "wins") return [...base, ["Wins", (e) => e.wins, null, "num"], ["Games", (e) => e.games, null, "num"], ["Best time", (e) => formatTime(e.time_ms), null, "num opt"]];
   return [...base, ["Win rate", (e) => `${Math.round(e.win_rate * 100)}%`, null, "num"], ["Wins", (e) => e.wins, null, "num"], ["Games", (e) => e.games, null, "num"]];
@@ -41,7 +41,7 @@ function row(entry, cols, mine) {
   return h(
     "tr",
     { class: mine ? "me" : null },
-    cols.map(([, value, cls, align]) => h("td", { class: [align, cls && cls(entry)].filter(Boolean).join(" "), text: value(entry) })),
+    cols.map(([, value, cls, align]) => h("td", { class: [align, cls && cls(entry)].filter(Boolean).join(" ") }, value(entry))),
   );
 }
 

@@ -121,6 +121,12 @@ class Queries:
             ],
             "daily_streak": streak(record.daily_dates, self.today()),
             "daily_days": len(record.daily_dates),
+            "recent": [
+                {"code": r.code, "game": r.game, "deal": r.deal_number, "daily_date": r.daily_date, "rank": r.rank,
+                 "racers": r.racers, "outcome": r.outcome, "time_ms": r.time_ms, "moves": r.moves, "home": r.home,
+                 "total": r.total, "finished_at": _iso(r.finished_at)}
+                for r in record.recent
+            ],
         }
 
 
@@ -136,7 +142,7 @@ def _entry_json(e: LeaderboardEntry) -> dict[str, Any]:
     return {
         "rank": e.rank, "player_id": e.player_id, "name": e.name, "outcome": e.outcome, "time_ms": e.time_ms,
         "moves": e.moves, "home": e.home, "total": e.total,
-        "finished_at": e.finished_at.isoformat().replace("+00:00", "Z") if e.finished_at else None,
+        "finished_at": _iso(e.finished_at) if e.finished_at else None,
         "wins": e.wins, "games": e.games, "win_rate": e.win_rate,
     }
 
@@ -149,3 +155,8 @@ def _page_json(page: LeaderboardPage) -> dict[str, Any]:
         "me": _entry_json(page.me) if page.me else None,
         **({"par": page.par} if page.board == "daily" else {}),  # the protocol has par on daily boards only
     }
+
+
+def _iso(moment: datetime) -> str:
+    """A stored time as the protocol writes times: ISO 8601 in UTC, with a Z."""
+    return moment.isoformat().replace("+00:00", "Z")

@@ -3,7 +3,8 @@
 One port serves both: websocket connections at ``/ws`` (each message handed to the
 ``Gateway``), and plain HTTP: ``/healthz``, the JSON API under ``/api/`` (``http_api``),
 ``/metrics`` (Prometheus text), and the static browser client under ``client/web/`` (``/``
-and ``/join/<code>`` serve its ``index.html``, ``/leaderboard`` its ``leaderboard.html``).
+and ``/join/<code>`` serve its ``index.html``, ``/leaderboard`` its ``leaderboard.html``,
+``/player/<id>`` its ``player.html``).
 
 ``Server`` listens, makes a ``ws_connection.Connection`` of each client, puts a gateway
 session behind each websocket, and sweeps every connection now and then: keepalive pings
@@ -232,7 +233,12 @@ class HttpSite:
             status, data = await http_api.handle(self.gateway.queries, path, query)
             body = json.dumps(data, ensure_ascii=False).encode("utf-8")
             return http_response(HTTPStatus(status), body, "application/json; charset=utf-8")
-        path = "/index.html" if path.startswith("/join/") else self.PAGES.get(path, path)
+        if path.startswith("/join/"):
+            path = "/index.html"
+        elif path.startswith("/player/"):
+            path = "/player.html"  # a player's page: player.js reads the id from the address
+        else:
+            path = self.PAGES.get(path, path)
         found = self._static_file(path)
         if found is None:
             return http_response(HTTPStatus.NOT_FOUND, b"not found\n", "text/plain; charset=utf-8")

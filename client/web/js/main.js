@@ -109,6 +109,7 @@ function onWelcome(m) {
   storage.set("name", m.player.name);
   storage.set("playerId", m.player.id); // the leaderboard page marks your row
   $("#who").textContent = m.player.name;
+  $("#who").href = `/player/${m.player.id}`;
   $("#who").hidden = false;
   // Resume: the race in the address (a join link) or the one we were in before the drop.
   const link = joinFromUrl();

@@ -2,7 +2,7 @@
 // draws state.play.racers (state.js merges what the server says about them).
 import { formatTime, OUTCOME_LABELS } from "./format.js";
 import { state } from "./state.js";
-import { h } from "./util.js";
+import { h, playerLink } from "./util.js";
 
 const MARKS = { won: "✓", stuck: "✗", resigned: "✗", timeout: "✗", left: "✗", interrupted: "✗" };
 
@@ -39,7 +39,7 @@ export class RacersPanel {
           dataset: { playerId: String(id), outcome: r.outcome, home: String(r.home), moves: String(r.moves) },
         },
         h("span", { class: "place" }, String(i + 1)),
-        h("span", { class: "racer-name" }, r.name, r.me ? h("small", {}, " (you)") : null),
+        h("span", { class: "racer-name" }, playerLink(id, r.name, true), r.me ? h("small", {}, " (you)") : null),
         h("span", { class: "racer-home" }, known ? `${r.home}/${r.total}` : "—"),
         h("span", { class: "bar" }, h("span", { class: "fill", style: { width: `${pct}%` } })),
         h("span", { class: "racer-status" }, status, r.outcome === "playing" ? null : ` · ${r.moves} moves`),

@@ -1,7 +1,7 @@
 // The end-of-race ranking, with links to the deal's leaderboard and the ways on.
 import { earnsMedal, formatTime, OUTCOME_LABELS, seriesLine } from "./format.js";
 import { gameName, state } from "./state.js";
-import { h } from "./util.js";
+import { h, playerLink } from "./util.js";
 
 /** The rematch someone asked for after this race (the room's `rematch`), if any. */
 const proposal = (m) => (state.race?.code === m.code ? state.race.rematch : null) ?? null;
@@ -47,7 +47,7 @@ export function renderResults(el, m, app, daily) {
       "tr",
       { class: r.player_id === me ? "me" : "", dataset: { playerId: String(r.player_id), rank: String(r.rank) } },
       h("td", { class: "rank" }, h("span", { class: earnsMedal(r) ? `medal place-${r.rank}` : "medal" }, String(r.rank))),
-      h("td", { class: "name" }, r.name),
+      h("td", { class: "name" }, playerLink(r.player_id, r.name)),
       h(
         "td",
         { class: `outcome outcome-${r.outcome}` },

@@ -3,7 +3,7 @@
 import { seriesLine, spacedCode } from "./format.js";
 import { gameName, state } from "./state.js";
 import { onScreen, toast } from "./ui.js";
-import { $, h } from "./util.js";
+import { $, h, playerLink } from "./util.js";
 
 async function copy(text, what) {
   try {
@@ -50,7 +50,7 @@ export function renderRoom() {
         "li",
         { class: `${p.ready ? "ready" : ""}${p.connected ? "" : " away"}`, dataset: { playerId: String(p.id) } },
         h("span", { class: "avatar" }, p.name.slice(0, 1).toUpperCase()),
-        h("span", { class: "pname" }, p.name, p.id === me ? h("small", {}, " (you)") : null, p.id === race.creator_id ? h("span", { class: "crown", title: "creator" }, " ♛") : null),
+        h("span", { class: "pname" }, playerLink(p.id, p.name, true), p.id === me ? h("small", {}, " (you)") : null, p.id === race.creator_id ? h("span", { class: "crown", title: "creator" }, " ♛") : null),
         h("span", { class: "pstate" }, p.ready ? "ready ✓" : p.connected ? "not ready" : "away"),
       ),
     ),

@@ -26,3 +26,10 @@ function append(el, children) {
 }
 
 export const $ = (selector, root = document) => root.querySelector(selector);
+
+/** A player's name as a link to their page (player.js); ``newTab`` where leaving the page
+ * would interrupt something (a race). */
+export function playerLink(id, name, newTab = false) {
+  const attrs = { class: "player-link", href: `/player/${id}` };
+  return h("a", newTab ? { ...attrs, target: "_blank", rel: "noopener" } : attrs, name);
+}

@@ -10,18 +10,20 @@ from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import TypeVar
 
-from sqlalchemy import exists, select
+from sqlalchemy import exists, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
+from ..results import RacerOutcome
 from . import boards, players
 from .errors import StoreError
-from .models import DailyAttempt, DailyChallenge, Player, PlayerStats, Result, Setting
-from .records import DailyChallengeRecord, GameStatsRecord, LeaderboardPage, ProfileRecord
+from .models import DailyAttempt, DailyChallenge, Player, PlayerStats, Race, Result, Setting
+from .records import DailyChallengeRecord, GameStatsRecord, LeaderboardPage, ProfileRecord, RecentResultRecord
 from .rows import challenge_record, check_time
 from .writes import insert_unless_present
 
 T = TypeVar("T")
+RECENT_RESULTS = 10  # on a profile
 DEAL_SECRET_SETTING = "deal_secret"
 DEAL_SECRET_BYTES = 32
 
@@ -139,6 +141,7 @@ class DailyAndBoards:
                     GameStatsRecord(s.game, s.games, s.wins, s.win_rate, s.best_time_ms, s.best_moves) for s in stats
                 ),
                 daily_dates=tuple(dates),
+                recent=await _recent_results(session, player_id),
             )
 
     # --- server settings ------------------------------------------------------------
@@ -159,3 +162,24 @@ class DailyAndBoards:
         async with self._sessions() as session:
             row = await session.get(Setting, name)
             return None if row is None else row.value
+
+
+async def _recent_results(session: AsyncSession, player_id: int) -> tuple[RecentResultRecord, ...]:
+    """The player's latest results (by the index on player and time), held ones left out as
+    on every public board (fair_play.py), with how many raced in each."""
+    racers = select(func.count()).where(Result.race_id == Race.id).correlate(Race).scalar_subquery()
+    rows = await session.execute(
+        select(Result, Race.code, racers)
+        .join(Race, Race.id == Result.race_id)
+        .where(Result.player_id == player_id, ~Result.held)
+        .order_by(Result.finished_at.desc())
+        .limit(RECENT_RESULTS)
+    )
+    return tuple(
+        RecentResultRecord(
+            code=code, game=r.game, deal_number=r.deal_number, daily_date=r.daily_date, rank=r.rank, racers=count,
+            outcome=RacerOutcome(r.outcome), time_ms=r.time_ms, moves=r.moves, home=r.home, total=r.total,
+            finished_at=r.finished_at,
+        )
+        for r, code, count in rows.all()
+    )

@@ -161,6 +161,25 @@ class ProfileRecord:
     player: PlayerRecord
     games: tuple[GameStatsRecord, ...]
     daily_dates: tuple[str, ...]  # dates with a ranked daily attempt, newest first (≤ 400)
+    recent: tuple[RecentResultRecord, ...] = ()  # the latest results, newest first
+
+
+@dataclass(frozen=True, slots=True)
+class RecentResultRecord:
+    """One of a player's latest results, for their profile."""
+
+    code: str  # the race's join code
+    game: str
+    deal_number: int
+    daily_date: str | None  # a ranked daily attempt's date
+    rank: int
+    racers: int  # how many raced
+    outcome: RacerOutcome
+    time_ms: int | None
+    moves: int
+    home: int
+    total: int
+    finished_at: datetime
 
 
 @dataclass(frozen=True, slots=True)
