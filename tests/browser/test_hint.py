@@ -38,6 +38,7 @@ async def test_the_hint_button_only_when_practising_a_past_day(
         # The ranked daily attempt: none either.
         play = page.locator("#daily-list button[data-daily='perseverance']")
         await play.click()
+        await page.click("#confirm-daily-start")
         await ann.wait_board("perseverance")
         await expect(page.locator("#race-deal")).to_contain_text("ranked")
         await expect(hint).to_be_hidden()

@@ -4,6 +4,7 @@ starts from the lobby and ends with its leaderboard link."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from playwright.async_api import Browser, expect
@@ -53,9 +54,22 @@ async def join_by_typed_code_and_from_the_public_list(ann: Racer, bob: Racer, ca
 
 
 async def the_daily_challenge_from_the_lobby(ann: Racer, screenshots: Path) -> None:
+    countdown = re.compile(r"^([01]?[0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]$")  # to midnight UTC
+    await expect(ann.page.locator("#daily-next")).to_have_text(countdown)
     play = ann.page.locator("#daily-list button[data-daily='cruel']")
     await expect(play).to_have_text("Play")
+    # the one ranked attempt is confirmed first: "Not now" changes nothing
+    dialog = ann.page.locator("#confirm-daily")
     await play.click()
+    await expect(dialog).to_be_visible()
+    await expect(dialog).to_contain_text("one ranked try at today's deal")
+    await ann.page.screenshot(path=screenshots / "daily-confirm.png")
+    await ann.page.click("#confirm-daily-cancel")
+    await expect(dialog).to_be_hidden()
+    await expect(ann.page.locator("#screen-lobby")).to_be_visible()
+    await expect(play).to_have_text("Play")
+    await play.click()
+    await ann.page.click("#confirm-daily-start")
     await ann.wait_board("cruel")
     await expect(ann.page.locator("#race-deal")).to_contain_text("ranked")
     await ann.page.click("#resign-btn")
@@ -64,11 +78,16 @@ async def the_daily_challenge_from_the_lobby(ann: Racer, screenshots: Path) -> N
     await expect(results).to_be_visible()
     href = await results.locator("#daily-leaderboard").get_attribute("href")
     assert href is not None and href.startswith("/leaderboard?game=cruel&board=daily&date=")
+    day = href.rsplit("=", 1)[1]
+    # the result to paste to friends, with the streak the attempt just made
+    await expect(results.locator("#share-line")).to_have_text(
+        f"Solitaire Race · Cruel daily {day} · ✗ resigned · 4/52 cards home · 1-day streak"
+    )
     await ann.page.screenshot(path=screenshots / "daily-results.png")
     await ann.page.click("text=Back to lobby")
     # the ranked attempt is used: the lobby offers a replay
     await expect(play).to_have_text("Replay")
-    await play.click()
+    await play.click()  # no confirmation: a replay is unranked
     await expect(ann.page.locator("#race-deal")).to_contain_text("unranked")
 
 

@@ -1,7 +1,9 @@
 // The lobby: create a race (game, deal: random, a number or today's daily; private; time
 // limit), join by code, the public races open for joining, and the daily challenge per game.
-// While the lobby is shown it refreshes the public races, and asks again for a daily
-// challenge still being prepared; both timers stop when it is left.
+// While the lobby is shown it refreshes the public races, counts down to the next daily (and
+// asks for the new day's at midnight UTC), and asks again for a daily challenge still being
+// prepared; every timer stops when it is left.
+import { countdownText, msToNextDay } from "./daily.js";
 import { spacedCode } from "./format.js";
 import { gameName, state } from "./state.js";
 import { storage } from "./storage.js";
@@ -13,6 +15,16 @@ const DAILY_RETRY_MS = 5000;
 
 let racesTimer = null;
 let dailyRetry = null;
+let nextDayTimer = null;
+let dayShown = null; // the UTC day the countdown last counted to the end of
+
+/** The countdown to the next daily; at midnight UTC, the new day's challenges are asked for. */
+function showNextDay(app) {
+  $("#daily-next").textContent = countdownText(msToNextDay());
+  const today = new Date().toISOString().slice(0, 10);
+  if (dayShown !== null && dayShown !== today && app.conn.isOpen) app.send({ type: "daily" });
+  dayShown = today;
+}
 
 export function initLobby(app) {
   const form = $("#create-form");
@@ -60,11 +72,15 @@ export function initLobby(app) {
       racesTimer = setInterval(() => {
         if (app.conn.isOpen && state.me) app.send({ type: "list_races" });
       }, RACES_REFRESH_MS);
+      clearInterval(nextDayTimer);
+      nextDayTimer = setInterval(() => showNextDay(app), 1000);
+      showNextDay(app);
     },
     leave: () => {
       clearInterval(racesTimer);
+      clearInterval(nextDayTimer);
       clearTimeout(dailyRetry);
-      racesTimer = dailyRetry = null;
+      racesTimer = dailyRetry = nextDayTimer = null;
     },
   });
 }

@@ -7,12 +7,14 @@ import { Connection } from "./connection.js";
 import { initLobby, renderDaily, renderGames, renderRaces } from "./lobby.js";
 import { RaceScreen } from "./race.js";
 import { hideCountdown, initRoom, renderRoom, showCountdown } from "./room.js";
-import { clearPlay, state } from "./state.js";
+import { confirmRankedAttempt, isRankedAttempt } from "./daily.js";
+import { clearPlay, gameName, state } from "./state.js";
 import { storage } from "./storage.js";
 import { banner, currentScreen, showScreen, toast } from "./ui.js";
 import { $ } from "./util.js";
 
 const CANNOT_JOIN = new Set(["no_such_race", "race_started", "room_full"]);
+const SLOW_DAILY_MS = 600; // a start_daily unanswered this long waits for its deal: say so
 const MAX_FOLLOWS = 40; // race_elsewhere answers followed in a row (a race moving takes seconds)
 
 const joinFromUrl = () => location.pathname.match(/^\/join\/([A-Za-z-]{1,16})\/?$/)?.[1]?.toUpperCase() ?? null;
@@ -54,9 +56,14 @@ const app = {
     this.send({ type: "rematch", same_deal: sameDeal });
   },
 
-  /** Today's challenge of ``game``, or practice of a past day's (``date``, YYYY-MM-DD). */
-  startDaily(game, date = null) {
-    this.send(date ? { type: "start_daily", game, date } : { type: "start_daily", game });
+  /** Today's challenge of ``game``, or practice of a past day's (``date``, YYYY-MM-DD). The
+   * ranked attempt is confirmed first; a deal still being prepared says so while it waits. */
+  async startDaily(game, date = null) {
+    if (isRankedAttempt(game, date) && !(await confirmRankedAttempt(game))) return;
+    const slow = setTimeout(() => toast(`Preparing today's ${gameName(game)} deal: it starts as soon as it is ready…`, "info", 60_000), SLOW_DAILY_MS);
+    const reply = await this.send(date ? { type: "start_daily", game, date } : { type: "start_daily", game });
+    clearTimeout(slow);
+    if (reply?.type === "error" && reply.code === "not_found") this.send({ type: "daily" }); // shows it as preparing
   },
 
   async backToLobby() {
@@ -192,6 +199,7 @@ function handle(m) {
     case "races":
       return renderRaces(app, m.races);
     case "daily_challenges":
+      if (m.date === m.today) state.daily = m; // what isRankedAttempt reads
       return renderDaily(app, m);
     case "room":
       return onRoom(m);

@@ -1,6 +1,7 @@
 // The end-of-race ranking, with links to the deal's leaderboard and the ways on.
 import { earnsMedal, formatTime, OUTCOME_LABELS, seriesLine } from "./format.js";
 import { gameName, state } from "./state.js";
+import { shareBox } from "./daily.js";
 import { h, playerLink } from "./util.js";
 
 /** The rematch someone asked for after this race (the room's `rematch`), if any. */
@@ -81,6 +82,7 @@ export function renderResults(el, m, app, daily) {
         dailyBoard ? h("a", { class: "button", href: dailyBoard, id: "daily-leaderboard" }, "Today's daily leaderboard") : null,
         h("a", { class: "button", href: board, id: "deal-leaderboard" }, "Leaderboard for this deal"),
       ),
+      daily?.ranked && mine ? shareBox(m, daily, mine, app) : null,
       daily ? null : rematchOffer(m),
       h(
         "div",

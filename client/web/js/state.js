@@ -46,6 +46,8 @@ export const state = {
   joining: false,
   /** race_elsewhere answers followed since the last room (a cluster's nodes, bounded) */
   follows: 0,
+  /** @type {object|null} today's daily_challenges message: which ranked attempts are used */
+  daily: null,
   /** @type {Play} */
   play: emptyPlay(),
 };
