@@ -69,3 +69,32 @@ async def test_preparing_then_playable_and_par_on_the_board(
         await bob.close()
         await ann.close()
         await app.stop()
+
+
+async def test_a_daily_started_while_its_deal_is_prepared_says_so_and_then_starts(
+    tmp_path: Path, browser: Browser, screenshots: Path
+) -> None:
+    gate = asyncio.Event()
+    app = await App.start(make_config(tmp_path), choose_daily=held_back_chooser(SECRET, gate))
+    ann = await Racer.open(browser, app.url)
+    try:
+        await ann.sign_in("ann")
+        page = ann.page
+        await expect(page.locator("#daily-list li[data-game=patriarchs] .preparing")).to_be_visible()
+        # Today's daily from the create form: confirmed, then it waits for its deal, and says so.
+        await page.click(".game-tile:has(input[value='patriarchs'])")
+        await page.check("input[name=deal-kind][value=daily]")
+        await page.click("#create-btn")
+        await page.click("#confirm-daily-start")
+        await expect(page.locator("#toast")).to_have_text(
+            "Preparing today's Patriarchs deal: it starts as soon as it is ready…"
+        )
+        await page.screenshot(path=str(screenshots / "daily-preparing.png"))
+        gate.set()
+        await ann.wait_board("patriarchs")
+        await expect(page.locator("#race-deal")).to_contain_text("ranked")
+        assert not ann.errors, ann.errors
+    finally:
+        gate.set()
+        await ann.close()
+        await app.stop()
