@@ -42,8 +42,11 @@ TIMERS_JS = """(() => {
 })();"""
 
 RACES_REFRESH_MS = 5000  # lobby.js
+NEXT_DAY_MS = 1000  # lobby.js: the countdown to the next daily
 DAILY_RETRY_MS = 5000  # lobby.js (no other timer of the page waits 5 s)
 CLOCK_TICK_MS = 100  # race.js
+WATCH_MS = 1000  # connection.js: the connection's own check, for as long as the page lives
+LOBBY = sorted([WATCH_MS, NEXT_DAY_MS, RACES_REFRESH_MS])
 
 
 async def intervals(racer: Racer, expected: list[int]) -> None:
@@ -65,25 +68,25 @@ async def test_each_screen_stops_its_timers_when_it_is_left(tmp_path: Path, brow
         await page.goto(app.url)
         await ann.sign_in("ann")
         await expect(page.locator("#daily-list li[data-game=patriarchs] .preparing")).to_be_visible()
-        await intervals(ann, [RACES_REFRESH_MS])
+        await intervals(ann, LOBBY)
         assert DAILY_RETRY_MS in (await page.evaluate("timers()"))["timeouts"]
 
         # the room: no lobby timers left behind
         deal, _ = winnable_deal("cruel", SECRET)
         await ann.create_race("cruel", deal)
-        await intervals(ann, [])
+        await intervals(ann, [WATCH_MS])
         assert DAILY_RETRY_MS not in (await page.evaluate("timers()"))["timeouts"]
 
         # the race: only its clock (the room's countdown is over), and the clock runs
         await page.click("#start-btn")
         await ann.wait_board("cruel")
-        await intervals(ann, [CLOCK_TICK_MS])
+        await intervals(ann, [CLOCK_TICK_MS, WATCH_MS])
         shown = await page.locator("#race-timer").inner_text()
         await expect(page.locator("#race-timer")).not_to_have_text(shown)
 
         # back in the lobby: the clock is stopped, the lobby's refresh runs again
         await ann.leave_race()
-        await intervals(ann, [RACES_REFRESH_MS])
+        await intervals(ann, LOBBY)
         await expect(page.locator("#daily-list li[data-game=patriarchs] .preparing")).to_be_visible()
         await page.wait_for_function(f"() => window.timers().timeouts.includes({DAILY_RETRY_MS})")
 
@@ -91,7 +94,7 @@ async def test_each_screen_stops_its_timers_when_it_is_left(tmp_path: Path, brow
         gate.set()
         await expect(page.locator("#daily-list li[data-game=patriarchs] button")).to_have_text("Play", timeout=10_000)
         await page.wait_for_function(f"() => !window.timers().timeouts.includes({DAILY_RETRY_MS})")
-        await intervals(ann, [RACES_REFRESH_MS])
+        await intervals(ann, LOBBY)
         assert ann.errors == []
     finally:
         gate.set()
@@ -104,6 +107,7 @@ async def test_the_old_player_id_key_is_moved_and_still_marks_your_row(app: App,
     try:
         await ann.sign_in("ann")
         await ann.page.click("#daily-list button[data-daily='cruel']")
+        await ann.page.click("#confirm-daily-start")  # the ranked attempt, confirmed
         await ann.wait_board("cruel")
         await ann.page.click("#resign-btn")
         await ann.page.click("#resign-btn")

@@ -233,7 +233,7 @@ function handle(m) {
 
 function onStatus(status) {
   document.body.dataset.connection = status;
-  if (status === "closed") banner("Connection lost. Reconnecting…");
+  if (status === "closed") banner("Connection lost: reconnecting… Moves are not sent until it is back.");
 }
 
 $("#signin-form").onsubmit = (event) => {

@@ -129,13 +129,20 @@ export class RaceScreen {
     );
   }
 
+  /** Send moves; only the server's move_result changes the board. Offline, nothing is sent
+   * (and nothing is kept to send later: the position may have changed by then). */
   async play(moves) {
     if (!this.app.conn.isOpen) {
-      toast("Not connected: reconnecting…");
+      toast("Offline: that move was not sent. Reconnecting…");
       return false;
     }
-    const reply = await this.app.conn.request({ type: "move", moves });
-    return reply.type === "move_result" && !reply.rejected;
+    try {
+      const reply = await this.app.conn.request({ type: "move", moves });
+      return reply.type === "move_result" && !reply.rejected;
+    } catch {
+      toast("The connection dropped before the server answered that move: once it is back, the board shows what the server has.");
+      return false;
+    }
   }
 
   /** Ask the server for a hint; show the move and mark where it starts and goes. */
