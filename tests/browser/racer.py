@@ -33,7 +33,10 @@ class Racer:
 
     @classmethod
     async def open(cls, browser: Browser, url: str, viewport: ViewportSize = DESKTOP, **options: Any) -> Racer:
-        # a context per racer: its own localStorage, so its own identity
+        # A context per racer: its own localStorage, so its own identity. Cards stand still
+        # (reduced motion) unless a test asks otherwise: a drag measures where a card is, and a
+        # card sliding to its place (motion.js) is not there yet; test_motion.py slides them.
+        options.setdefault("reduced_motion", "reduce")
         context = await browser.new_context(viewport=viewport, **options)
         context.set_default_timeout(TIMEOUT_MS)
         page = await context.new_page()

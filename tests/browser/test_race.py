@@ -101,6 +101,7 @@ async def test_two_pages_race_one_deal_to_the_ranking(app: App, browser: Browser
     await ann.expect_moves(len(line))
     assert game.is_won(state)
     await expect(ann.page.locator("#race-status")).to_contain_text("You won!")
+    await expect(ann.page.locator("#board .celebration")).to_contain_text("Solved!")  # a moment, then gone
     await expect(ann_in_bobs_panel).to_have_attribute("data-outcome", "won")
     await expect(ann_in_bobs_panel.locator(".racer-status")).to_contain_text(":")  # a time
     await ann.page.screenshot(path=screenshots / "race-won-waiting.png")

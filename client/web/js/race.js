@@ -7,6 +7,7 @@
 import { formatTime, OUTCOME_LABELS } from "./format.js";
 import { attachGestures } from "./gestures.js";
 import { RENDERERS } from "./games/index.js";
+import { celebrate, places, slide } from "./motion.js";
 import { RacersPanel } from "./opponents.js";
 import { renderResults } from "./results.js";
 import { clearPlay, clockMs, gameName, gameSummary, myRacer, startPlay, state, updateConnections, updateRacer } from "./state.js";
@@ -200,8 +201,9 @@ export class RaceScreen {
       void this.board.offsetWidth; // restart the animation
       this.board.classList.add("shake");
     }
-    if (m.applied.length) this.render();
+    if (m.applied.length) this.render(true);
     else this.renderStats();
+    if (m.outcome === "won" && m.applied.length) celebrate(this.board);
   }
 
   onProgress(m) {
@@ -249,9 +251,12 @@ export class RaceScreen {
     $("#results").hidden = false;
   }
 
-  render() {
+  /** Draw the board from the view; ``moved``: after my moves, the cards slide (motion.js). */
+  render(moved = false) {
     this.gestures.clearSelection();
+    const before = moved ? places(this.content) : null;
     this.content.replaceChildren(renderer().render(state.play.view, this.ui));
+    if (before) slide(this.content, before);
     this.renderStats();
   }
 
