@@ -113,6 +113,11 @@ function shiftDate(days) {
 }
 
 async function init() {
+  const mine = storage.get("playerId");
+  if (mine) {
+    $("#my-page").href = `/player/${mine}`;
+    $("#my-page").hidden = false;
+  }
   const games = (await (await fetch("/api/games")).json()).games;
   $("#game").replaceChildren(...games.map((g) => new Option(g.name, g.id)));
   if (!games.some((g) => g.id === state.game)) state.game = games[0].id;

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from playwright.async_api import Browser
+from playwright.async_api import Browser, expect
 
 from solitaire_race.app import App
 from solitaire_race.client.known import legal_moves
@@ -55,6 +55,13 @@ async def test_daily_board_pages_own_row_and_board_switch(
     rows = 20 + (win_rate["me"]["rank"] > 20)
     await page.wait_for_function(f"() => document.querySelectorAll('#rows tr:not(.gap)').length === {rows}")
     assert await page.locator("#rows tr td:nth-child(3)").first.inner_text() == "0%"
+
+    # The app's top bar, and through it the way back to the daily challenges.
+    await page.click("header.topbar a[href='/#daily']")
+    await page.fill("#name", "visitor")  # this page has no identity yet: a name first
+    await page.click("#signin-btn")
+    await expect(page.locator("#daily-list li button[data-daily]")).to_have_count(7)
+    await expect(page.locator("#daily")).to_be_in_viewport()
 
 
 async def test_medals_go_only_to_results_that_earned_them(
