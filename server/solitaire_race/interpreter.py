@@ -221,7 +221,7 @@ class Interpreter:
             ResultRecord(
                 race_id=room.race_id, player_id=r.player_id, player_name=r.name, outcome=r.outcome,
                 rank=r.rank, time_ms=r.time_ms, moves=r.moves, home=r.home, total=r.total,
-                move_log=r.move_log, finished_at=finished_at, held=r.fair_play.held,
+                move_log=r.move_log, move_times=r.move_times, finished_at=finished_at, held=r.fair_play.held,
                 fair_play=json.dumps(dataclasses.asdict(r.fair_play)),  # kept for every result: the review's evidence
             )
             for r in effect.results

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from playwright.async_api import Browser, expect
+from playwright.async_api import Browser, ViewportSize, expect
 
 from solitaire_race.app import App
 
 from .racer import Racer
 
-WINDOW = {"width": 1280, "height": 860}
+WINDOW: ViewportSize = {"width": 1280, "height": 860}
 
 
 async def test_boards_fill_a_laptop_window(app: App, browser: Browser, screenshots: Path) -> None:

@@ -28,6 +28,7 @@ class Result:
     total: int
     move_log: tuple[str, ...]
     fair_play: Assessment = PLAUSIBLE  # held off the public boards if implausible (fair_play.py)
+    move_times: tuple[int, ...] = ()  # each move's race time (ms), for replays
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -59,6 +60,7 @@ def rank(
         Result(
             r.id, r.name, place, outcome, r.end_ms, len(r.log), p.home, p.total, tuple(r.log),
             assess(game, r.log, r.times, outcome is RacerOutcome.WON, r.end_ms, parse) if fair_play else PLAUSIBLE,
+            tuple(r.times),
         )
         for place, (_, _, r, outcome, p) in enumerate(unranked, start=1)
     )

@@ -165,6 +165,7 @@ class Result(Base):
     home: Mapped[int]
     total: Mapped[int]
     move_log: Mapped[str] = mapped_column(Text)  # one move per line, no trailing newline
+    move_times: Mapped[str | None] = mapped_column(Text)  # each move's race ms, comma-separated (migration 0014)
     finished_at: Mapped[datetime]
     # Copied from the race, and derived from the result, when it is written: leaderboards
     # filter and sort on these without joins.

@@ -84,6 +84,7 @@ class ResultRecord:
     held: bool = False  # implausible (fair_play.py): kept off the public boards until cleared
     fair_play: str | None = None  # the assessment's reasons and figures (JSON; fair_play.py)
     review: str | None = None  # 'cleared' | 'confirmed' once an operator looked at it
+    move_times: tuple[int, ...] | None = None  # each move's race time in ms (None: stored before they were)
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,6 +40,14 @@ def split_move_log(text: str) -> tuple[str, ...]:
     return tuple(text.split("\n")) if text else ()
 
 
+def join_move_times(times: Sequence[int] | None) -> str | None:
+    return None if times is None else ",".join(map(str, times))
+
+
+def split_move_times(text: str | None) -> tuple[int, ...] | None:
+    return None if text is None else tuple(int(t) for t in text.split(",")) if text else ()
+
+
 def challenge_record(row: DailyChallenge) -> DailyChallengeRecord:
     return DailyChallengeRecord(game=row.game, date=row.date, deal_number=row.deal_number, par=row.par)
 
@@ -80,6 +88,7 @@ def result_record(row: Result, player_name: str) -> ResultRecord:
         home=row.home,
         total=row.total,
         move_log=split_move_log(row.move_log),
+        move_times=split_move_times(row.move_times),
         finished_at=row.finished_at,
         held=row.held,
         fair_play=row.fair_play,

@@ -52,7 +52,7 @@ from .records import (
     ResultRecord,
 )
 from .review import Review
-from .rows import check_time, check_token_hash, join_move_log, race_record, result_record
+from .rows import check_time, check_token_hash, join_move_log, join_move_times, race_record, result_record
 from .series import Series
 from .unfinished import Unfinished
 from .writer import Writer, resolve
@@ -433,6 +433,7 @@ class Store(DailyAndBoards, Unfinished, Review, Series):
                     "home": r.home,
                     "total": r.total,
                     "move_log": join_move_log(race_id, r.player_id, r.move_log),
+                    "move_times": join_move_times(r.move_times),
                     "finished_at": check_time(r.finished_at),
                     "held": r.held,
                     "fair_play": r.fair_play,
