@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 DOCS = Path(__file__).resolve().parent
-BODIES = ("Games", "DailyChallenges", "LeaderboardPage", "PlayerProfile")  # reply messages served over HTTP
+BODIES = ("Games", "DailyChallenges", "LeaderboardPage", "PlayerProfile", "ReplayData")  # reply messages served over HTTP
 
 
 def body(defs: dict[str, Any], name: str) -> dict[str, Any]:
@@ -109,6 +109,15 @@ def build() -> dict[str, Any]:
             "summary": "A player's profile", "operationId": "player",
             "parameters": [{"name": "id", "in": "path", "required": True, "schema": player_id}],
             "responses": ok("PlayerProfileBody", "Games played and won per game, best times, daily streak."),
+        }},
+        "/api/replays/{code}": {"get": {
+            "summary": "A finished race, move by move", "operationId": "replay",
+            "description": "Every racer's view of the deal and each move's race time and view changes. A daily "
+                           "attempt of a day still being played is refused (`not_allowed`, 400): over HTTP nobody "
+                           "is identified (the websocket's `replay` shows it to those who played that day).",
+            "parameters": [{"name": "code", "in": "path", "required": True,
+                            "schema": {"type": "string", "pattern": "^[A-Za-z]{1,16}$"}}],
+            "responses": ok("ReplayDataBody", "The race's replay."),
         }},
     }
     doc = {

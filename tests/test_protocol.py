@@ -179,6 +179,8 @@ async def test_every_frame_of_a_whole_race_matches_the_schema(app: App, clients:
     assert (await bob.expect("rematch_proposed"))["code"] == rematch["race"]["code"]
     assert (await phone.request({"type": "leave_race"}))["type"] == "left"
     assert (await bob.request({"type": "leave_race"}))["type"] == "left"
+    replayed = await bob.request({"type": "replay", "code": code})
+    assert replayed["type"] == "replay_data" and len(replayed["racers"]) == 2
     await refused(bob, {"type": "resign"}, "not_in_race")
 
     # Daily challenges, leaderboards and profiles (browsable before hello too).
@@ -296,6 +298,7 @@ ACCEPTED = [
     {"type": "create_race", "game": "cruel", "best_of": None},
     {"type": "rematch"},
     {"type": "rematch", "same_deal": False},
+    {"type": "replay", "code": "kxp-mrt"},
     {"type": "join_race", "code": "bcd-fgh"},
     {"type": "leave_race"},
     {"type": "ready"},
@@ -346,6 +349,9 @@ REFUSED = [
     {"type": "rematch", "same_deal": None},
     {"type": "rematch", "same_deal": 1},
     {"type": "rematch", "code": "BCDFGH"},
+    {"type": "replay"},
+    {"type": "replay", "code": ""},
+    {"type": "replay", "code": "B" * 17},
     {"type": "join_race"},
     {"type": "join_race", "code": ""},
     {"type": "join_race", "code": "B" * 17},

@@ -93,7 +93,8 @@ class App:
                 metrics=metrics,
             )
             queries = Queries(
-                store=store, games=games, planner=planner, wall_clock=wall_clock, time_limit_s=config.time_limit_s
+                store=store, games=games, planner=planner, wall_clock=wall_clock, time_limit_s=config.time_limit_s,
+                secret=secret,
             )
             outbox = Outbox()
             clock = RaceClock(metrics=metrics)  # server stalls are charged to no racer

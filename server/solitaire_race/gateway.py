@@ -190,7 +190,7 @@ class Outbox:
 # The replies of the requests answered with data: their message type.
 _REPLY_TYPES: dict[type, str] = {
     p.Ping: "pong", p.ListGames: "games", p.ListRaces: "races", p.Daily: "daily_challenges",
-    p.Leaderboard: "leaderboard_page", p.Profile: "player_profile", p.Hint: "hint_result",
+    p.Leaderboard: "leaderboard_page", p.Profile: "player_profile", p.Hint: "hint_result", p.Replay: "replay_data",
 }
 
 
@@ -215,7 +215,7 @@ class Gateway:
         # (which answer through the outbox); ``move`` has a path of its own (``_move``).
         self._answers: dict[type, Callable[[Session, Any], Coroutine[Any, Any, dict[str, Any]]]] = {
             p.Ping: self._ping, p.ListGames: self._list_games, p.ListRaces: self._list_races, p.Daily: self._daily,
-            p.Leaderboard: self._leaderboard, p.Profile: self._profile, p.Hint: self._hint,
+            p.Leaderboard: self._leaderboard, p.Profile: self._profile, p.Hint: self._hint, p.Replay: self._replay,
         }
         self._actions: dict[type, Callable[[PlayerRecord, Any], Coroutine[Any, Any, None]]] = {
             p.CreateRace: races.create_race, p.JoinRace: races.join_race, p.LeaveRace: races.leave_race,
@@ -453,6 +453,9 @@ class Gateway:
         if player_id is None:
             raise p.ProtocolError(p.ErrorCode.NOT_IDENTIFIED, "say hello first, or name a player_id")
         return await self.queries.profile(player_id)
+
+    async def _replay(self, session: Session, req: p.Replay) -> dict[str, Any]:
+        return await self.queries.replay(req.code, session.player.id if session.player else None)
 
     async def _hint(self, session: Session, req: p.Hint) -> dict[str, Any]:
         assert session.player is not None  # not an anonymous request: _serve checked

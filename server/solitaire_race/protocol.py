@@ -167,12 +167,18 @@ class Profile(_Request, tag="profile", frozen=True):
     player_id: PlayerId | None = None  # default: yourself
 
 
+class Replay(_Request, tag="replay", frozen=True):
+    """A finished race, move by move, as each racer saw it."""
+
+    code: Annotated[str, msgspec.Meta(min_length=1, max_length=16)]
+
+
 Request = (
     Hello | ListGames | ListRaces | CreateRace | JoinRace | LeaveRace | Ready | StartRace | Move | Resign | Ping
-    | StartDaily | Daily | Leaderboard | Profile | Hint | Rematch
+    | StartDaily | Daily | Leaderboard | Profile | Hint | Rematch | Replay
 )
 # Requests anyone may send before saying hello: browsing needs no identity.
-ANONYMOUS = (Hello, Ping, ListGames, Daily, Leaderboard, Profile)
+ANONYMOUS = (Hello, Ping, ListGames, Daily, Leaderboard, Profile, Replay)
 REQUEST_TYPES = frozenset(cls.__struct_config__.tag for cls in Request.__args__)
 
 

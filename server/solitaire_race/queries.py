@@ -1,4 +1,5 @@
-"""Read-only answers: the games, the daily challenges, leaderboards and player profiles.
+"""Read-only answers: the games, the daily challenges, leaderboards, player profiles and
+replays of finished races.
 
 The websocket protocol (``gateway.py``) and the HTTP API (``http_api.py``) both answer
 from here, with the same store queries, so the two can never disagree. Each method returns
@@ -12,6 +13,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from . import protocol as p
+from . import replays
 from .daily import parse_day, streak, utc_day
 from .daily_planner import DailyPlanner
 from .engine import Game
@@ -23,9 +25,10 @@ DAILY_LIST_WAIT_S = 1.0  # how long a `daily` listing waits for challenges still
 class Queries:
     def __init__(
         self, *, store: Store, games: dict[str, Game[Any]], planner: DailyPlanner, wall_clock: Callable[[], datetime],
-        time_limit_s: float = 0.0,
+        time_limit_s: float = 0.0, secret: bytes = b"",
     ) -> None:
         self.store = store
+        self.secret = secret  # the server's deal secret: replays deal the race's cards again
         self.games = games
         self.planner = planner
         self.wall_clock = wall_clock
@@ -127,6 +130,35 @@ class Queries:
                  "total": r.total, "finished_at": _iso(r.finished_at)}
                 for r in record.recent
             ],
+        }
+
+
+    async def replay(self, code: str, viewer: int | None) -> dict[str, Any]:
+        """A finished race's replay (``replays.py``), for ``viewer`` (None: anyone, over HTTP).
+        A daily attempt of a day still being played is shown only to a player who has made
+        their own ranked attempt at it, or who raced in it: its moves are that day's
+        solution (docs/protocol.md, replay)."""
+        finished = await self.store.finished_race(code.upper()[:16]) if code else None
+        if finished is None:
+            raise p.ProtocolError(p.ErrorCode.NOT_FOUND, f"no finished race with code {code[:16]!r}")
+        race = finished.race
+        game = self.game(race.game)
+        day = race.daily_date
+        if day is not None and not self.practice_open(parse_day(day)):
+            racers = {r.player_id for r in finished.results}
+            done = viewer is not None and (
+                viewer in racers or await self.store.ranked_attempt(race.game, day, viewer) is not None
+            )
+            if not done:
+                raise p.ProtocolError(
+                    p.ErrorCode.NOT_ALLOWED,
+                    f"the daily challenge of {day} is still being played: its replays open to you once you have "
+                    "made your own ranked attempt (or once the day is over)",
+                )
+        first = game.deal(race.deal_number, self.secret)
+        return {
+            "code": race.code, "game": race.game, "deal": race.deal_number, "daily_date": day,
+            "racers": replays.build(game, first, finished.results, game.parse_move),
         }
 
 

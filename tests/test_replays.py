@@ -1,0 +1,112 @@
+"""Replays of finished races through the real server (websocket and HTTP), on SQLite and on
+PostgreSQL: every game's replay ends where the racer's game ended, each step carries exactly
+the view changes its move_result carried (so a hidden card shows only once turned up), at
+the move's race time; and a daily still being played is replayed only to those who played it."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from solitaire_race.app import App
+from solitaire_race.engine import all_games, get_game, view_changes
+
+from .conftest import ON_BOTH_DATABASES, TEST_SECRET, http_json
+
+pytestmark = ON_BOTH_DATABASES
+SECRET = TEST_SECRET.encode()
+
+
+async def random_game(
+    client: Any, game_id: str, deal: int, moves: int, seed: int
+) -> tuple[str, list[dict[str, Any]], Any]:
+    """A solo race of random legal moves, one per message, then resigned (unless over): its
+    code, the move_results received, and the final state."""
+    game = get_game(game_id)
+    room = await client.request({"type": "create_race", "game": game_id, "deal": deal})
+    assert room["type"] == "room", room
+    await client.request({"type": "start_race"})
+    await client.expect("race_started")
+    state, rng, replies = game.deal(deal, SECRET), random.Random(seed), []
+    for _ in range(moves):
+        legal = game.legal_moves(state)
+        if not legal:
+            break
+        move = rng.choice(legal)
+        reply = await client.request({"type": "move", "moves": [game.format_move(move)]})
+        if reply.get("code") in ("race_not_running", "game_over"):
+            break  # the search found the game stuck after the last move: the (solo) race is over
+        assert reply.get("applied"), reply
+        replies.append(reply)
+        state = game.apply(state, move)
+        if reply["outcome"] != "playing":
+            break
+    else:
+        await client.request({"type": "resign"})
+    await client.expect("race_finished")
+    return room["race"]["code"], replies, state
+
+
+@pytest.mark.parametrize("game_id", sorted(all_games()))
+async def test_every_games_replay_is_what_the_racer_saw(app: App, clients: Any, game_id: str) -> None:
+    ann = await clients(f"ann-{game_id}")
+    race_code, replies, final = await random_game(ann, game_id, deal=5, moves=25, seed=3)
+
+    stranger = await clients()  # anyone may watch a finished race, identified or not
+    replay = await stranger.request({"type": "replay", "code": race_code.lower()})
+    assert replay["type"] == "replay_data" and replay["game"] == game_id and replay["deal"] == 5
+    (racer,) = replay["racers"]
+    game = get_game(game_id)
+    assert racer["view"] == game.view(game.deal(5, SECRET)) and racer["timed"] is True
+    assert [s["move"] for s in racer["steps"]] == [r["applied"][0] for r in replies]
+    # each step: the changes and the race time of its move_result, exactly
+    assert [s["changes"] for s in racer["steps"]] == [r["changes"] for r in replies]
+    assert [s["at_ms"] for s in racer["steps"]] == [r["elapsed_ms"] for r in replies]
+    view = racer["view"]
+    for step in racer["steps"]:
+        view = view_changes.apply(view, step["changes"])
+    assert view == game.view(final)
+    assert racer["home"] == game.progress(final).home and racer["moves"] == len(replies)
+
+    status, body = await http_json(app, f"/api/replays/{race_code}")
+    assert status == 200 and body == {k: v for k, v in replay.items() if k not in ("type", "id")}
+
+
+async def test_a_daily_being_played_is_replayed_only_to_who_played_it(app: App, clients: Any) -> None:
+    ann, bob, cat = await clients("ann"), await clients("bob"), await clients("cat")
+    started = await ann.request({"type": "start_daily", "game": "cruel"})
+    cruel = get_game("cruel")
+    first = cruel.legal_moves(cruel.deal(started["deal"], SECRET))[0]
+    assert (await ann.request({"type": "move", "moves": [cruel.format_move(first)]}))["applied"]
+    await ann.request({"type": "resign"})
+    finished = await ann.expect("race_finished")
+    code = finished["code"]
+
+    refused = await bob.request({"type": "replay", "code": code})
+    assert (refused["type"], refused["code"]) == ("error", "not_allowed") and "still being played" in refused["message"]
+    status, body = await http_json(app, f"/api/replays/{code}")
+    assert status == 400 and body["error"]["code"] == "not_allowed"
+    assert (await ann.request({"type": "replay", "code": code}))["type"] == "replay_data"  # her own
+
+    # cat makes her own ranked attempt: then she may watch ann's
+    await cat.request({"type": "start_daily", "game": "cruel"})
+    await cat.request({"type": "resign"})
+    await cat.expect("race_finished")
+    allowed = await cat.request({"type": "replay", "code": code})
+    assert allowed["type"] == "replay_data" and allowed["daily_date"] == started["daily"]["date"]
+    assert [s["move"] for s in allowed["racers"][0]["steps"]] != [] and allowed["racers"][0]["outcome"] == "resigned"
+
+
+async def test_only_finished_races_are_replayed(app: App, clients: Any) -> None:
+    ann = await clients("ann")
+    room = await ann.request({"type": "create_race", "game": "cruel", "deal": 1})
+    code = room["race"]["code"]
+    for asked in (code, "BCDFGH"):
+        reply = await ann.request({"type": "replay", "code": asked})
+        assert reply["type"] == "error" and reply["code"] == "not_found", reply
+    assert (await http_json(app, f"/api/replays/{code}"))[0] == 404
+    assert (await http_json(app, "/api/replays/1234"))[0] == 404  # not a code at all
+    bad = await ann.request({"type": "replay", "code": ""})
+    assert bad["code"] == "bad_message"
