@@ -124,13 +124,10 @@ class Racer:
         return await self.page.locator("#toast").inner_text()
 
 # Zones by game family: piles (data-pile), slots (data-slot), Clock hours (data-hour), the
-# card in hand, the waste, and all foundations together.
-ZONES_JS = """async moves => {
-  """ + MOVES_SHOWN_JS + """
-  await movesShown(moves);
+# card in hand, the waste, and all foundations together; of one board element.
+BOARD_ZONES_JS = """board => {
   const zones = {};
   const add = (zone, el) => (zones[zone] ||= []).push(el.dataset.card);
-  const board = document.querySelector('#board');
   for (const el of board.querySelectorAll('[data-card]')) {
     const pile = el.closest('[data-pile]'), slot = el.closest('[data-slot]'), hour = el.closest('[data-hour]');
     if (el.dataset.slot) add('s:' + el.dataset.slot, el);
@@ -142,6 +139,12 @@ ZONES_JS = """async moves => {
     else add('f', el);
   }
   return zones;
+}"""
+# The race screen's board, once the page shows that many moves (null: at once).
+ZONES_JS = """async moves => {
+  """ + MOVES_SHOWN_JS + """
+  await movesShown(moves);
+  return (""" + BOARD_ZONES_JS + """)(document.querySelector('#board'));
 }"""
 
 

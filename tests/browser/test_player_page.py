@@ -60,7 +60,7 @@ async def test_a_players_page_shows_their_stats_and_races(
     await expect(recent.nth(0).locator("td").nth(2)).to_contain_text("daily ")
     won_time = await recent.nth(1).locator("td").nth(5).inner_text()
     await expect(recent.nth(1).locator("td")).to_have_text(
-        ["today", "Cruel", f"deal {DEAL}", "1 of 1", "won", won_time, str(len(LINE))]
+        ["today", "Cruel", f"deal {DEAL}", "1 of 1", "won", won_time, str(len(LINE)), "replay"]
     )
     await expect(page.locator("#my-page")).to_have_attribute("href", f"/player/{bob_id}")
     await page.screenshot(path=screenshots / "player-page.png", full_page=True)

@@ -58,9 +58,10 @@ function render(profile, names) {
             h("td", { class: `outcome-${r.outcome}` }, OUTCOME_LABELS[r.outcome] ?? r.outcome),
             h("td", { class: "num" }, formatTime(r.outcome === "won" ? r.time_ms : null)),
             h("td", { class: "num" }, String(r.moves)),
+            h("td", {}, h("a", { href: `/replay/${r.code}` }, "replay")),
           );
         })
-      : [h("tr", { class: "gap" }, h("td", { colspan: 7 }, "No races yet."))]),
+      : [h("tr", { class: "gap" }, h("td", { colspan: 8 }, "No races yet."))]),
   );
 }
 

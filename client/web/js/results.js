@@ -81,6 +81,7 @@ export function renderResults(el, m, app, daily) {
         { class: "results-actions" },
         dailyBoard ? h("a", { class: "button", href: dailyBoard, id: "daily-leaderboard" }, "Today's daily leaderboard") : null,
         h("a", { class: "button", href: board, id: "deal-leaderboard" }, "Leaderboard for this deal"),
+        h("a", { class: "button", href: `/replay/${m.code}`, id: "watch-replay", target: "_blank", rel: "noopener" }, "Watch the replay"),
       ),
       daily?.ranked && mine ? shareBox(m, daily, mine, app) : null,
       daily ? null : rematchOffer(m),
