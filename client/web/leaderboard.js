@@ -30,7 +30,8 @@ function columns(board, par) {
     return [["#", (e) => e.rank, (e) => (earnsMedal(e) ? `medal medal-${e.rank}` : "")], ["Player", (e) => playerLink(e.player_id, e.name)], ["Result", (e) => OUTCOME_LABELS[e.outcome] ?? e.outcome, (e) => (e.outcome === "won" ? "won" : "")],
             ["Time", (e) => formatTime(e.outcome === "won" ? e.time_ms : null), null, "num"], ["Moves", (e) => e.moves, null, "num"],
             ...(par != null ? [[`vs par ${par}`, (e) => vsPar(e, par), null, "num"]] : []),
-            ["Cards home", (e) => `${e.home}/${e.total}`, null, "num opt"]];
+            ["Cards home", (e) => `${e.home}/${e.total}`, null, "num opt"],
+            ["Replay", (e) => (e.race_code ? h("a", { href: `/replay/${e.race_code}`, class: "replay-link" }, "▶ watch") : ""), null, "opt"]];
   const base = [["#", (e) => e.rank, (e) => (e.rank <= 3 ? `medal medal-${e.rank}` : "")], ["Player", (e) => playerLink(e.player_id, e.name)]];
   if (board === "fastest") return [...base, ["Best time", (e) => formatTime(e.time_ms), null, "num"], ["Moves", (e) => e.moves, null, "num"], ["Wins", (e) => e.wins, null, "num opt"]];
   if (board === "wins") return [...base, ["Wins", (e) => e.wins, null, "num"], ["Games", (e) => e.games, null, "num"], ["Best time", (e) => formatTime(e.time_ms), null, "num opt"]];

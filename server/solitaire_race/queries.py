@@ -175,7 +175,7 @@ def _entry_json(e: LeaderboardEntry) -> dict[str, Any]:
         "rank": e.rank, "player_id": e.player_id, "name": e.name, "outcome": e.outcome, "time_ms": e.time_ms,
         "moves": e.moves, "home": e.home, "total": e.total,
         "finished_at": _iso(e.finished_at) if e.finished_at else None,
-        "wins": e.wins, "games": e.games, "win_rate": e.win_rate,
+        "wins": e.wins, "games": e.games, "win_rate": e.win_rate, "race_code": e.race_code,
     }
 
 

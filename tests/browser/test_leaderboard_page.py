@@ -37,6 +37,8 @@ async def test_daily_board_pages_own_row_and_board_switch(
     assert names[20:] == [order[21]]  # the viewer's own row, below the page
     assert await page.locator("#rows tr.me td:first-child").inner_text() == "22"
     assert "23 players" in await page.locator("#summary").inner_text()
+    replay = await page.locator("#rows tr.me a.replay-link").get_attribute("href")  # each result's race, replayed
+    assert replay == f"/replay/{board['entries'][21]['race_code']}"
     await page.screenshot(path=str(screenshots / "leaderboard-daily.png"))
 
     await page.click("#next-page")

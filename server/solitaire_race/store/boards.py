@@ -27,7 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute, aliased
 
 from ..results import BOARDS, RacerOutcome
-from .models import Player, PlayerStats, Result
+from .models import Player, PlayerStats, Race, Result
 from .records import LeaderboardEntry, LeaderboardPage
 from .writes import HELD_CLASS
 
@@ -80,8 +80,9 @@ async def result_board(
         wanted = or_(wanted, ranked.c.player_id == viewer)
     rows = (
         await session.execute(
-            select(ranked, Player.name)
+            select(ranked, Player.name, Race.code.label("race_code"))
             .join(Player, Player.id == ranked.c.player_id)
+            .join(Race, Race.id == ranked.c.race_id)  # the code its replay is found by
             .where(wanted)
             .order_by(ranked.c.position)
         )
@@ -108,6 +109,7 @@ def _result_entry(row: Any) -> LeaderboardEntry:
         total=row.total,
         finished_at=row.finished_at,
         race_id=row.race_id,
+        race_code=row.race_code,
     )
 
 

@@ -122,6 +122,7 @@ class LeaderboardEntry:
     wins: int | None = None
     games: int | None = None
     win_rate: float | None = None
+    race_code: str | None = None  # a result's race (its replay); None on the all-time boards
 
 
 @dataclass(frozen=True, slots=True)
