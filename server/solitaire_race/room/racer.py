@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine import Game, Outcome
 from ..results import RacerOutcome
+
+ENDED_AS = {Outcome.WON: RacerOutcome.WON, Outcome.STUCK: RacerOutcome.STUCK}  # a game that ended by itself
 
 
 @dataclass(slots=True)
@@ -38,3 +42,27 @@ class Racer:
 def seen(racer: Racer) -> tuple[Any, int, str | None, int | None]:
     """What progress is made from: (state, moves, outcome, end_ms), as it is now."""
     return racer.state, len(racer.log), racer.outcome, racer.end_ms
+
+
+def rebuilt(
+    game: Game[Any], first: Any, pid: int, name: str, entries: Sequence[tuple[int, str, str, int]], code: str
+) -> Racer:
+    """A racer brought back from their durable log (seq, kind, text, at_ms), disconnected:
+    every logged move replayed through the engine, so a log that does not replay is refused
+    (``IllegalMove``) rather than trusted, and one with a gap raises ValueError."""
+    racer = Racer(pid, name, connected=False, state=first)
+    for seq, kind, text, at_ms in entries:
+        if seq != racer.events:
+            raise ValueError(f"race {code}: player {pid}'s log has seq {seq} where {racer.events} is due")
+        racer.record(kind, text, at_ms)
+        if kind == "move":
+            racer.state = game.apply(racer.state, game.parse_move(text))
+            racer.log.append(text)
+            racer.times.append(at_ms)
+            outcome = game.outcome(racer.state)
+            if outcome is not Outcome.PLAYING:
+                racer.outcome, racer.end_ms = ENDED_AS[outcome], at_ms
+        else:  # resign / left
+            racer.outcome = RacerOutcome.RESIGNED if kind == "resign" else RacerOutcome.LEFT
+            racer.end_ms = at_ms
+    return racer

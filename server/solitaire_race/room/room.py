@@ -35,7 +35,7 @@ from ..engine.view_changes import Change
 from ..results import RacerOutcome
 from . import messages
 from .effects import CheckStuck, Effect, LogMoves, Played, RecordStart, SaveEntrants, SaveResults, Send
-from .racer import Racer, seen
+from .racer import ENDED_AS, Racer, rebuilt, seen
 from .results import Result, rank, verify
 from .series import Series
 
@@ -59,7 +59,6 @@ class RoomError(Exception):
 
 MAX_MOVES_PER_MESSAGE = 64
 # A game's end as the racer's outcome (the engine's vocabulary into the race's).
-_ENDED_AS = {Outcome.WON: RacerOutcome.WON, Outcome.STUCK: RacerOutcome.STUCK}
 
 
 def parse_move(game: Game[Any], text: str) -> tuple[Move, str]:
@@ -282,21 +281,7 @@ class Room:
         self.start_at = start_at
         first = self._deal()
         for pid, name, entries in racers:
-            racer = Racer(pid, name, connected=False, state=first)
-            for seq, kind, text, at_ms in entries:
-                if seq != racer.events:
-                    raise ValueError(f"race {self.code}: player {pid}'s log has seq {seq} where {racer.events} is due")
-                racer.record(kind, text, at_ms)
-                if kind == "move":
-                    racer.state = self.game.apply(racer.state, self.game.parse_move(text))
-                    racer.log.append(text)
-                    racer.times.append(at_ms)
-                    outcome = self.game.outcome(racer.state)
-                    if outcome is not Outcome.PLAYING:
-                        racer.outcome, racer.end_ms = _ENDED_AS[outcome], at_ms
-                else:  # resign / left
-                    racer.outcome = RacerOutcome.RESIGNED if kind == "resign" else RacerOutcome.LEFT
-                    racer.end_ms = at_ms
+            racer = rebuilt(self.game, first, pid, name, entries, self.code)
             if not racer.done:
                 racer.gone_since = now
             self.racers[pid] = racer
@@ -338,7 +323,7 @@ class Room:
         racer.state = state
         verdict = game.assess(state) if applied else Outcome.PLAYING
         if verdict is Outcome.WON or verdict is Outcome.STUCK:
-            self._end(racer, _ENDED_AS[verdict], now)
+            self._end(racer, ENDED_AS[verdict], now)
         progress = game.progress(state)
         at_ms = self.elapsed_ms(now)
         logged = None
