@@ -394,6 +394,15 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--no-color", action="store_true", help="no colours (also: $NO_COLOR)")
     play.set_defaults(func=cmd_play)
 
+    watch = sub.add_parser("watch", help="replay a finished race of a server in the terminal")
+    watch.add_argument("code", help="the race's join code")
+    watch.add_argument("--server", default=default_server, help=server_help)
+    watch.add_argument("--player", help="whose board (a name or a player id; default: the winner's)")
+    watch.add_argument("--speed", type=float, default=4.0, help="times the race's own pace (default 4)")
+    watch.add_argument("--final", action="store_true", help="print only the last position")
+    watch.add_argument("--no-color", action="store_true", help="no colours (also: $NO_COLOR)")
+    watch.set_defaults(func=cmd_watch)
+
     bot = sub.add_parser("bot", help="bot players: join a race, or race each other")
     bot.add_argument("--server", default=default_server, help=server_help)
     bot.add_argument(
@@ -417,6 +426,14 @@ def cmd_play(args: argparse.Namespace) -> int:
     from .tui.app import main as play_main
 
     return play_main(args)
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    from .tui.replay import watch
+
+    if args.speed <= 0:
+        raise SystemExit("solitaire-race watch: --speed must be above 0")
+    return watch(args)
 
 
 def cmd_bot(args: argparse.Namespace) -> int:
