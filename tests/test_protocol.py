@@ -181,6 +181,14 @@ async def test_every_frame_of_a_whole_race_matches_the_schema(app: App, clients:
     assert (await bob.request({"type": "leave_race"}))["type"] == "left"
     replayed = await bob.request({"type": "replay", "code": code})
     assert replayed["type"] == "replay_data" and len(replayed["racers"]) == 2
+    ghost_room = await bob.request({"type": "race_ghost", "code": code, "player_id": ann.player["id"]})
+    assert ghost_room["type"] == "room" and ghost_room["race"]["max_players"] == 1
+    await bob.request({"type": "start_race"})
+    with_ghost = await bob.expect("race_started")
+    assert [o.get("ghost") for o in with_ghost["opponents"]] == [True]
+    await bob.request({"type": "resign"})
+    assert (await bob.expect("race_finished"))["ghost"]["would_rank"] == 2
+    assert (await bob.request({"type": "leave_race"}))["type"] == "left"
     await refused(bob, {"type": "resign"}, "not_in_race")
 
     # Daily challenges, leaderboards and profiles (browsable before hello too).
@@ -299,6 +307,7 @@ ACCEPTED = [
     {"type": "rematch"},
     {"type": "rematch", "same_deal": False},
     {"type": "replay", "code": "kxp-mrt"},
+    {"type": "race_ghost", "code": "KXPMRT", "player_id": 1},
     {"type": "join_race", "code": "bcd-fgh"},
     {"type": "leave_race"},
     {"type": "ready"},
@@ -350,6 +359,8 @@ REFUSED = [
     {"type": "rematch", "same_deal": 1},
     {"type": "rematch", "code": "BCDFGH"},
     {"type": "replay"},
+    {"type": "race_ghost", "code": "KXPMRT"},
+    {"type": "race_ghost", "code": "KXPMRT", "player_id": 0},
     {"type": "replay", "code": ""},
     {"type": "replay", "code": "B" * 17},
     {"type": "join_race"},

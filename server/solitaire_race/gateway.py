@@ -220,7 +220,7 @@ class Gateway:
         self._actions: dict[type, Callable[[PlayerRecord, Any], Coroutine[Any, Any, None]]] = {
             p.CreateRace: races.create_race, p.JoinRace: races.join_race, p.LeaveRace: races.leave_race,
             p.Ready: races.ready, p.StartRace: races.start_race, p.Resign: races.resign,
-            p.StartDaily: races.start_daily, p.Rematch: races.rematch,
+            p.StartDaily: races.start_daily, p.Rematch: races.rematch, p.RaceGhost: races.race_ghost,
         }
         metrics.gauge("solitaire_connections", "Open websocket connections.", lambda: [({}, self.sessions)])
         metrics.gauge(

@@ -210,9 +210,10 @@ class Interpreter:
         self._move_seconds.observe(time.perf_counter() - started)
 
     async def _save_results(self, room: Room, effect: SaveResults) -> None:
-        # A practice attempt (a past day's deal, hints allowed) is never ranked: its race is
-        # closed with no result stored, so no board and no profile counts it.
-        practice = bool(room.daily and room.daily.get("practice"))
+        # A practice attempt (a past day's deal, hints allowed) or a race against a ghost is
+        # never ranked: its race is closed with no result stored, so no board and no profile
+        # counts it.
+        practice = bool(room.daily and room.daily.get("practice")) or room.ghost is not None
         for result in () if practice else effect.results:  # re-validated by replay before any leaderboard
             room.verify((result,))
             await asyncio.sleep(0)  # a log at a time: 8 long logs would hold up moves for ~20 ms

@@ -167,6 +167,13 @@ class Profile(_Request, tag="profile", frozen=True):
     player_id: PlayerId | None = None  # default: yourself
 
 
+class RaceGhost(_Request, tag="race_ghost", frozen=True):
+    """Practise a finished race's deal against one of its racers' recorded run."""
+
+    code: Annotated[str, msgspec.Meta(min_length=1, max_length=16)]
+    player_id: PlayerId
+
+
 class Replay(_Request, tag="replay", frozen=True):
     """A finished race, move by move, as each racer saw it."""
 
@@ -175,7 +182,7 @@ class Replay(_Request, tag="replay", frozen=True):
 
 Request = (
     Hello | ListGames | ListRaces | CreateRace | JoinRace | LeaveRace | Ready | StartRace | Move | Resign | Ping
-    | StartDaily | Daily | Leaderboard | Profile | Hint | Rematch | Replay
+    | StartDaily | Daily | Leaderboard | Profile | Hint | Rematch | Replay | RaceGhost
 )
 # Requests anyone may send before saying hello: browsing needs no identity.
 ANONYMOUS = (Hello, Ping, ListGames, Daily, Leaderboard, Profile, Replay)

@@ -17,7 +17,7 @@ from . import replays
 from .daily import parse_day, streak, utc_day
 from .daily_planner import DailyPlanner
 from .engine import Game
-from .store import DailyChallengeRecord, LeaderboardEntry, LeaderboardPage, Store
+from .store import DailyChallengeRecord, FinishedRaceRecord, LeaderboardEntry, LeaderboardPage, Store
 
 DAILY_LIST_WAIT_S = 1.0  # how long a `daily` listing waits for challenges still being chosen
 
@@ -138,12 +138,22 @@ class Queries:
         A daily attempt of a day still being played is shown only to a player who has made
         their own ranked attempt at it, or who raced in it: its moves are that day's
         solution (docs/protocol.md, replay)."""
+        finished = await self.finished_race(code, viewer)
+        race = finished.race
+        game = self.game(race.game)
+        first = game.deal(race.deal_number, self.secret)
+        return {
+            "code": race.code, "game": race.game, "deal": race.deal_number, "daily_date": race.daily_date,
+            "racers": replays.build(game, first, finished.results, game.parse_move),
+        }
+
+    async def finished_race(self, code: str, viewer: int | None) -> FinishedRaceRecord:
+        """A finished race whose moves ``viewer`` may see (a replay, a ghost), or
+        ``not_found`` / ``not_allowed`` (a daily still being played, see ``replay``)."""
         finished = await self.store.finished_race(code.upper()[:16]) if code else None
         if finished is None:
             raise p.ProtocolError(p.ErrorCode.NOT_FOUND, f"no finished race with code {code[:16]!r}")
-        race = finished.race
-        game = self.game(race.game)
-        day = race.daily_date
+        race, day = finished.race, finished.race.daily_date
         if day is not None and not self.practice_open(parse_day(day)):
             racers = {r.player_id for r in finished.results}
             done = viewer is not None and (
@@ -152,14 +162,10 @@ class Queries:
             if not done:
                 raise p.ProtocolError(
                     p.ErrorCode.NOT_ALLOWED,
-                    f"the daily challenge of {day} is still being played: its replays open to you once you have "
-                    "made your own ranked attempt (or once the day is over)",
+                    f"the daily challenge of {day} is still being played: its replays and ghosts open to you once "
+                    "you have made your own ranked attempt (or once the day is over)",
                 )
-        first = game.deal(race.deal_number, self.secret)
-        return {
-            "code": race.code, "game": race.game, "deal": race.deal_number, "daily_date": day,
-            "racers": replays.build(game, first, finished.results, game.parse_move),
-        }
+        return finished
 
 
 def day_of(text: str) -> date:

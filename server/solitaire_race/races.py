@@ -1,7 +1,8 @@
 """Races: the rooms by join code, who sits in which, and every racing request.
 
 ``Races`` answers the requests that act on a race (create, join, leave, ready, start,
-move, resign, a daily attempt, a practice hint), each for a player id: it knows players,
+move, resign, a daily attempt, a practice hint; a rematch in ``rematches.py``, a race
+against a ghost in ``ghosts.py``), each for a player id: it knows players,
 never connections. Messages reach players through the ``Delivery`` it is given, and only
 those who sit in the room they come from (``seated``): a player sits in the room their
 current connection created or joined, until they leave it, move on to another race, or
@@ -25,10 +26,12 @@ from .config import Config
 from .daily import candidate_deals, utc_day
 from .daily_planner import DailyNotReady
 from .engine import Game
+from .ghosts import Ghosts
 from .interpreter import Delivery, Interpreter
 from .observe import Metrics, event
 from .queries import Queries
-from .room import Room, RoomError, Score, Series, Status
+from .rematches import Rematches
+from .room import Ghost, Room, RoomError, Series, Status
 from .store import CodeTaken, DailyChallengeRecord, FinishedRaceRecord, PlayerRecord, RaceRecord, Store
 
 log = logging.getLogger("solitaire_race.races")
@@ -65,7 +68,7 @@ def normalize_code(text: str) -> str:
     return "".join(ch for ch in text.upper() if ch.isalnum())
 
 
-class Races:
+class Races(Rematches, Ghosts):
     def __init__(
         self, *, store: Store, secret: bytes, config: Config, clock: Callable[[], float],
         wall_clock: Callable[[], datetime], queries: Queries, delivery: Delivery, metrics: Metrics,
@@ -181,7 +184,7 @@ class Races:
 
     async def _new_race_record(
         self, game_id: str, deal: int, private: bool, player_id: int, limit: int, daily_date: str | None = None,
-        best_of: int | None = None, series: Series | None = None, place: bool = True,
+        best_of: int | None = None, series: Series | None = None, place: bool = True, ghost: str | None = None,
     ) -> RaceRecord:
         """Store a new race under a fresh join code (retrying the rare taken code): a race
         of ``best_of`` (the next race of ``series``, or the first of its own), or a daily
@@ -196,6 +199,7 @@ class Races:
                     time_limit_s=limit, now=self.wall_clock(),
                     kind="race" if daily_date is None else "daily", daily_date=daily_date, best_of=best_of,
                     series_id=series.id if series else None, series_number=series.number if series else 1,
+                    ghost=ghost,
                 )
             except CodeTaken:
                 continue
@@ -206,16 +210,16 @@ class Races:
 
     def new_room(
         self, record: RaceRecord, game: Game[Any], limit: int, daily: dict[str, Any] | None = None,
-        series: Series | None = None,
+        series: Series | None = None, ghost: Ghost | None = None,
     ) -> Room:
         room = Room(
             race_id=record.id, code=record.code, game=game, deal_number=record.deal_number, secret=self.secret,
             private=record.private, creator_id=record.created_by, time_limit_s=limit,
-            countdown_s=self.config.countdown_s, max_players=1 if daily else self.config.max_players,
+            countdown_s=self.config.countdown_s, max_players=1 if daily or ghost else self.config.max_players,
             link=f"{self.config.public_url}/join/{record.code}",
             # A daily attempt's clock runs on through a disconnect, up to the time limit.
             leave_grace_s=limit if daily else self.config.leave_grace_s,
-            daily=daily, fair_play=self.config.fair_play_holds, series=series,
+            daily=daily, fair_play=self.config.fair_play_holds, series=series, ghost=ghost,
         )
         self.rooms[record.code] = room
         if self.placement is not None and record.status == "open":
@@ -248,56 +252,6 @@ class Races:
         effects = room.join(player_id, player.name, self.clock())
         self.seats[player_id] = room
         await self.interpreter.run(room, effects, reply=(player_id, req.id))
-
-    async def series_of(self, race: RaceRecord) -> Series | None:
-        """A stored race's place in its series, with the score before it (None: a daily
-        attempt): for the rooms brought back after a restart or a takeover."""
-        if race.kind == "daily":
-            return None
-        score = await self.store.series_wins(race.series, race.series_number) if race.series_number > 1 else []
-        return Series(race.series, race.best_of, race.series_number, tuple(Score(*s) for s in score))
-
-    async def rematch(self, player: PlayerRecord, req: p.Rematch) -> None:
-        """Race the racers of the finished race again: the first to ask makes the room and
-        the others are invited (``rematch_proposed``); whoever asks after joins it."""
-        room = self.seats.get(player.id)
-        if room is None or room.status is not Status.FINISHED or room.series is None:
-            raise p.ProtocolError(
-                p.ErrorCode.NOT_ALLOWED, "a rematch is asked for from a finished race (not a daily attempt)"
-            )
-        if room.rematch is None:
-            # One proposal at a time per race: whoever asks while it is being made joins it.
-            proposing = self._proposing.get(room)
-            if proposing is None:
-                proposing = asyncio.ensure_future(self._propose_rematch(player, room, req.same_deal))
-                self._proposing[room] = proposing
-                proposing.add_done_callback(lambda _: self._proposing.pop(room, None))
-            code = await asyncio.shield(proposing)
-        else:
-            code = room.rematch["code"]
-        await self.join_race(player, p.JoinRace(code=code, id=req.id))
-
-    async def _propose_rematch(self, player: PlayerRecord, room: Room, same_deal: bool) -> str:
-        """The rematch of ``room``, made now, unless another racer's came first (on another
-        node, or while this one was being stored): its code, ours or theirs."""
-        series = room.series_now
-        assert series is not None  # not a daily attempt: checked by the caller
-        deal = room.deal_number if same_deal else secrets.randbelow(1_000_000_000)
-        record = await self._new_race_record(
-            room.game.id, deal, room.private, player.id, room.time_limit_s, best_of=series.best_of,
-            series=series.next(), place=False,
-        )
-        code = await self.store.claim_rematch(room.race_id, record.code)
-        if code != record.code:  # another racer's rematch came first: ours was never seen
-            await self.store.abandon_race(record.id)
-            if code is None:
-                raise p.ProtocolError(p.ErrorCode.NOT_ALLOWED, f"race {room.code} is not finished")
-            return code
-        if self.placement is not None:
-            await self.placement.placed(record.id)
-        self.new_room(record, room.game, room.time_limit_s, series=await self.series_of(record))
-        await self.interpreter.run(room, room.rematch_proposed(record.code, (player.id, player.name), same_deal))
-        return record.code
 
     async def _send_finished(self, player_id: int, finished: FinishedRaceRecord, request_id: Any) -> None:
         """A stored finished race, as a racer coming back to it sees it: its `room` (the

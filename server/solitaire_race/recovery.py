@@ -45,7 +45,8 @@ async def recover(races: Races, only: Collection[int] | None = None) -> None:
         try:
             if game is None or race.started_at is None:
                 raise ValueError(f"unknown game {race.game!r}" if game is None else "no start time")
-            room = races.new_room(race, game, race.time_limit_s, daily, await races.series_of(race))
+            series, ghost = await races.series_of(race), await races.ghost_for(race)
+            room = races.new_room(race, game, race.time_limit_s, daily, series, ghost)
             start_at = now - (wall - race.started_at).total_seconds()
             closing = room.restore(start_at, [(pid, names[pid], saved.logs.get(pid, ())) for pid in names], now)
         except (ValueError, IllegalMove, NotationError) as exc:
@@ -73,7 +74,9 @@ async def _recover_lobby(races: Races, race: RaceRecord, players: tuple[tuple[in
     if game is None or not players:
         await races.store.abandon_race(race.id)
         return
-    room = races.new_room(race, game, race.time_limit_s, series=await races.series_of(race))
+    room = races.new_room(
+        race, game, race.time_limit_s, series=await races.series_of(race), ghost=await races.ghost_for(race)
+    )
     room.restore_lobby(players, now)
     event(log, "lobby_resumed", race=race.id, code=race.code, game=race.game, players=[pid for pid, _ in players])
     races.interpreter.schedule(room)

@@ -3,7 +3,7 @@
 One port serves both: websocket connections at ``/ws`` (each message handed to the
 ``Gateway``), and plain HTTP: ``/healthz``, the JSON API under ``/api/`` (``http_api``),
 ``/metrics`` (Prometheus text), and the static browser client under ``client/web/`` (``/``
-and ``/join/<code>`` serve its ``index.html``, ``/leaderboard`` its ``leaderboard.html``,
+``/join/<code>`` and ``/ghost/<code>/<player id>`` serve its ``index.html``, ``/leaderboard`` its ``leaderboard.html``,
 ``/player/<id>`` its ``player.html``, ``/replay/<code>`` its ``replay.html``).
 
 ``Server`` listens, makes a ``ws_connection.Connection`` of each client, puts a gateway
@@ -233,7 +233,7 @@ class HttpSite:
             status, data = await http_api.handle(self.gateway.queries, path, query)
             body = json.dumps(data, ensure_ascii=False).encode("utf-8")
             return http_response(HTTPStatus(status), body, "application/json; charset=utf-8")
-        if path.startswith("/join/"):
+        if path.startswith(("/join/", "/ghost/")):  # the app, which reads the address
             path = "/index.html"
         elif path.startswith("/player/"):
             path = "/player.html"  # a player's page: player.js reads the id from the address

@@ -70,6 +70,22 @@ async def test_a_race_is_replayed_side_by_side(app: App, browser: Browser, clien
         # the scrubber, back to the start
         await page.locator("#replay-scrub").fill("0")
         await expect(ann_board).to_have_attribute("data-moves", "0")
+
+        # race ann's run as a ghost: a practice race whose racers panel has her, at her pace
+        await ann_board.locator("a.race-ghost").click()
+        await viewer.sign_in("cat")
+        await expect(page.locator("#screen-room")).to_be_visible()
+        await page.click("#start-btn")
+        await viewer.wait_board("cruel")
+        ghost = page.locator("#racers .racer.ghost")
+        await expect(ghost).to_contain_text("ann (ghost)")
+        await expect(ghost).to_have_attribute("data-outcome", "won")  # her whole run took a moment
+        await page.screenshot(path=screenshots / "ghost-race.png")
+        await page.click("#resign-btn")
+        await page.click("#resign-btn")
+        await expect(page.locator("#results-ghost")).to_contain_text("Against ann's run (won in")
+        # third of three: after ann's win and bob's resignation, who had made a move
+        await expect(page.locator("#results-ghost")).to_contain_text(f"you would have been #3 of 3 in race {code}")
         assert viewer.errors == []
     finally:
         await viewer.close()

@@ -17,6 +17,11 @@ const CANNOT_JOIN = new Set(["no_such_race", "race_started", "room_full"]);
 const SLOW_DAILY_MS = 600; // a start_daily unanswered this long waits for its deal: say so
 const MAX_FOLLOWS = 40; // race_elsewhere answers followed in a row (a race moving takes seconds)
 
+/** A ghost link, /ghost/<race code>/<player id>: race that racer's recorded run. */
+const ghostFromUrl = () => {
+  const m = location.pathname.match(/^\/ghost\/([A-Za-z]{1,16})\/(\d{1,16})\/?$/);
+  return m ? { code: m[1].toUpperCase(), player_id: Number(m[2]) } : null;
+};
 const joinFromUrl = () => location.pathname.match(/^\/join\/([A-Za-z-]{1,16})\/?$/)?.[1]?.toUpperCase() ?? null;
 
 /** The actions the screens call; what they act on is `state`. */
@@ -49,6 +54,12 @@ const app = {
     banner(""); // not reconnecting to it any more
     if (currentScreen() !== "race") this.leftRace();
     if (!remembered) toast(reply.message);
+  },
+
+  /** Practise against a finished race's recorded run ({code, player_id}); a refusal goes back to the lobby. */
+  async raceGhost(ghost) {
+    const reply = await this.send({ type: "race_ghost", ...ghost });
+    if (reply?.type !== "room") this.showLobby();
   },
 
   /** Race this finished race's racers again: the room someone made already, or a new one. */
@@ -119,6 +130,12 @@ function onWelcome(m) {
   $("#who").href = `/player/${m.player.id}`;
   $("#who").hidden = false;
   // Resume: the race in the address (a join link) or the one we were in before the drop.
+  const ghost = ghostFromUrl();
+  if (ghost) {
+    history.replaceState(null, "", "/"); // once: the race it makes has its own address
+    app.raceGhost(ghost);
+    return;
+  }
   const link = joinFromUrl();
   const remembered = state.race?.code || storage.get("race");
   if (link) app.joinRace(link, link === remembered);

@@ -28,18 +28,18 @@ export class RacersPanel {
       const pct = known ? Math.round((100 * r.home) / r.total) : 0;
       const status =
         r.outcome === "playing"
-          ? r.connected
+          ? r.connected || r.ghost
             ? `${r.moves} moves`
             : "away…"
           : `${MARKS[r.outcome] || ""} ${OUTCOME_LABELS[r.outcome]}${r.time_ms !== null ? ` · ${formatTime(r.time_ms)}` : ""}`;
       return h(
         "li",
         {
-          class: `racer outcome-${r.outcome}${r.me ? " me" : ""}${r.connected ? "" : " away"}`,
+          class: `racer outcome-${r.outcome}${r.me ? " me" : ""}${r.connected || r.ghost ? "" : " away"}${r.ghost ? " ghost" : ""}`,
           dataset: { playerId: String(id), outcome: r.outcome, home: String(r.home), moves: String(r.moves) },
         },
         h("span", { class: "place" }, String(i + 1)),
-        h("span", { class: "racer-name" }, playerLink(id, r.name, true), r.me ? h("small", {}, " (you)") : null),
+        h("span", { class: "racer-name" }, r.ghost ? r.name : playerLink(id, r.name, true), r.me ? h("small", {}, " (you)") : null, r.ghost ? h("small", {}, " (ghost)") : null),
         h("span", { class: "racer-home" }, known ? `${r.home}/${r.total}` : "—"),
         h("span", { class: "bar" }, h("span", { class: "fill", style: { width: `${pct}%` } })),
         h("span", { class: "racer-status" }, status, r.outcome === "playing" ? null : ` · ${r.moves} moves`),

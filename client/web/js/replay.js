@@ -73,7 +73,8 @@ function show(data) {
     const status = h("span", { class: "replay-status" });
     const content = h("div", { class: "board-content" });
     const panel = h("section", { class: "replay-racer", dataset: { playerId: String(r.player_id) } },
-      h("h2", {}, h("span", { class: "medal" }, String(r.rank)), " ", playerLink(r.player_id, r.name), " ", status),
+      h("h2", {}, h("span", { class: "medal" }, String(r.rank)), " ", playerLink(r.player_id, r.name), " ", status,
+        h("a", { class: "race-ghost", href: `/ghost/${data.code}/${r.player_id}`, title: `race ${r.name}'s run on this deal (practice)` }, "Race this ghost")),
       h("div", { class: "board replay-board" }, content),
     );
     return { line, status, content, panel, shown: -1 };

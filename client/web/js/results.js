@@ -4,6 +4,17 @@ import { gameName, state } from "./state.js";
 import { shareBox } from "./daily.js";
 import { h, playerLink } from "./util.js";
 
+/** A race against a recorded run: how mine compares, and where it would have ranked. */
+function ghostLine(ghost, mine) {
+  const theirs = ghost.outcome === "won" ? `won in ${formatTime(ghost.time_ms)}` : `${OUTCOME_LABELS[ghost.outcome]}, ${ghost.home}/${ghost.total} home`;
+  let versus = "";
+  if (mine?.outcome === "won" && ghost.outcome === "won") {
+    const diff = mine.time_ms - ghost.time_ms;
+    versus = diff < 0 ? ` · you were ${formatTime(-diff)} faster` : diff > 0 ? ` · you were ${formatTime(diff)} slower` : " · a dead heat";
+  }
+  return `Against ${ghost.name}'s run (${theirs})${versus} · you would have been #${ghost.would_rank} of ${ghost.of} in race ${ghost.code}`;
+}
+
 /** The rematch someone asked for after this race (the room's `rematch`), if any. */
 const proposal = (m) => (state.race?.code === m.code ? state.race.rematch : null) ?? null;
 
@@ -70,6 +81,7 @@ export function renderResults(el, m, app, daily) {
       h("h2", {}, title),
       h("p", { class: "sub" }, `${gameName(m.game)} · ${daily ? `daily ${daily.date}` : `deal ${m.deal}`}`),
       m.series ? h("p", { class: "series", id: "results-series" }, seriesLine(m.series)) : null,
+      m.ghost ? h("p", { class: "series", id: "results-ghost" }, ghostLine(m.ghost, mine)) : null,
       h(
         "table",
         { class: "ranking" },

@@ -69,7 +69,7 @@ def started(room: Room, racer: Racer, view: dict[str, Any], now: float) -> dict[
         "outcome": racer.outcome or RacerOutcome.PLAYING,
         "opponents": [
             {"type": "progress", **progress_fields(room.game, r)} for r in room.racers.values() if r.id != racer.id
-        ],
+        ] + ([{"type": "progress", **room.ghost.progress()}] if room.ghost else []),
         **({"daily": room.daily} if room.daily else {}),
     }
 
@@ -84,4 +84,13 @@ def finished(room: Room) -> dict[str, Any]:
         "ranking": [r.to_json() for r in room.results],
         **({"daily": room.daily} if room.daily else {}),
         **series_fields(room),
+        **ghost_fields(room),
     }
+
+
+def ghost_fields(room: Room) -> dict[str, Any]:
+    """How the first racer's result compares with the ghost's run, in a race against one."""
+    if room.ghost is None or not room.results:
+        return {}
+    r = room.results[0]
+    return {"ghost": room.ghost.compared(r.outcome, r.time_ms, r.moves, r.home, r.total)}

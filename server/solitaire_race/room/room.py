@@ -35,6 +35,7 @@ from ..engine.view_changes import Change
 from ..results import RacerOutcome
 from . import messages
 from .effects import CheckStuck, Effect, LogMoves, Played, RecordStart, SaveEntrants, SaveResults, Send
+from .ghost import Ghost
 from .racer import ENDED_AS, Racer, rebuilt, seen
 from .results import Result, rank, verify
 from .series import Series
@@ -86,6 +87,7 @@ class Room:
         daily: dict[str, Any] | None = None,
         fair_play: bool = True,
         series: Series | None = None,
+        ghost: Ghost | None = None,
     ) -> None:
         self.race_id = race_id
         self.fair_play = fair_play  # assess each result's plausibility (fair_play.py), holding the implausible
@@ -102,6 +104,7 @@ class Room:
         self.leave_grace_s = leave_grace_s
         self.daily = daily  # {"date", "ranked"} for a daily challenge attempt
         self.series = series  # its place in a series of races among friends (None: a daily attempt)
+        self.ghost = ghost  # a recorded run raced against: practice, never stored (ghost.py)
         self.rematch: dict[str, Any] | None = None  # once finished: the race that follows it (code, by, same_deal)
         # Racers repeat moves. A function of the game, not a method: a room holding its own
         # bound method would be a reference cycle, freed only by the garbage collector.
@@ -208,6 +211,8 @@ class Room:
             for r in self.racers.values():  # asked after every move: no lists made
                 if r.gone_since is not None:
                     end = min(end, r.gone_since + self.leave_grace_s)
+            if self.ghost is not None and (at_ms := self.ghost.next_ms()) is not None:
+                end = min(end, self.start_at + at_ms / 1000)
             return end
         return None
 
@@ -228,6 +233,8 @@ class Room:
                 left = self._remove(player_id)  # the last removal's effects say who is left
             return left
         effects: list[Effect] = []
+        if self.ghost is not None and (news := self.ghost.due(self.elapsed_ms(now))) is not None:
+            effects.append(self._to_all({"type": "progress", **news}))
         if now >= self.start_at + self.time_limit_s:  # type: ignore[operator]
             for racer in self.racers.values():
                 if not racer.done:

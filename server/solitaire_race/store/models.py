@@ -141,6 +141,7 @@ class Race(Base):
     series_id: Mapped[int | None]
     series_number: Mapped[int] = mapped_column(server_default="1")
     rematch_code: Mapped[str | None] = mapped_column(String(CODE_MAX_LENGTH))
+    ghost: Mapped[str | None] = mapped_column(String(40))  # "<code>:<player id>": the run raced against (0015)
 
 
 class Result(Base):

@@ -55,6 +55,7 @@ class RaceRecord:
     series_id: int | None = None  # the race id of its series' first race (None: this one)
     series_number: int = 1  # its number in its series
     rematch_code: str | None = None  # the join code of the race that followed it, once asked for
+    ghost: str | None = None  # a practice race against a recorded run: "<race code>:<player id>"
 
     @property
     def series(self) -> int:

@@ -73,6 +73,7 @@ def race_record(row: Race) -> RaceRecord:
         series_id=row.series_id,
         series_number=row.series_number,
         rematch_code=row.rematch_code,
+        ghost=row.ghost,
     )
 
 

@@ -278,11 +278,13 @@ class Store(DailyAndBoards, Unfinished, Review, Series):
         best_of: int | None = None,
         series_id: int | None = None,
         series_number: int = 1,
+        ghost: str | None = None,
     ) -> RaceRecord:
         """A new race in status 'open'. Raises CodeTaken if ``code`` is in use.
 
         ``kind="daily"`` with ``daily_date`` marks a daily challenge attempt; ``best_of``,
-        ``series_id`` and ``series_number`` place it in a series (``RaceRecord``)."""
+        ``series_id`` and ``series_number`` place it in a series, ``ghost`` names the run a
+        practice race is raced against (``RaceRecord``)."""
         if not 1 <= len(code) <= CODE_MAX_LENGTH:
             raise ValueError(f"a race code has 1 to {CODE_MAX_LENGTH} characters")
         row = Race(
@@ -301,6 +303,7 @@ class Store(DailyAndBoards, Unfinished, Review, Series):
             best_of=best_of,
             series_id=series_id,
             series_number=series_number,
+            ghost=ghost,
         )
 
         def write(session: Session) -> RaceRecord | IntegrityError:

@@ -1,0 +1,81 @@
+"""Rematches and series: a finished race's racers raced again together, and the running score
+of the races they run one after another (a part of ``Races``, kept in its own module;
+docs/protocol.md, ``rematch``; the score's rules are ``room/series.py``)."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from . import protocol as p
+from .interpreter import Interpreter
+from .room import Room, Score, Series, Status
+from .store import PlayerRecord, RaceRecord, Store
+
+
+class Rematches:
+    """``rematch`` and the series of the rooms ``Races`` makes and brings back."""
+
+    store: Store
+    seats: dict[int, Room]
+    placement: Any
+    interpreter: Interpreter
+    _proposing: dict[Room, asyncio.Future[str]]
+    # Races' own, which these requests build on:
+    join_race: Callable[[PlayerRecord, p.JoinRace], Coroutine[Any, Any, None]]
+    _new_race_record: Callable[..., Coroutine[Any, Any, RaceRecord]]
+    new_room: Callable[..., Room]
+
+    async def series_of(self, race: RaceRecord) -> Series | None:
+        """A stored race's place in its series, with the score before it (None: a daily
+        attempt): for the rooms brought back after a restart or a takeover."""
+        if race.kind == "daily":
+            return None
+        score = await self.store.series_wins(race.series, race.series_number) if race.series_number > 1 else []
+        return Series(race.series, race.best_of, race.series_number, tuple(Score(*s) for s in score))
+
+    async def rematch(self, player: PlayerRecord, req: p.Rematch) -> None:
+        """Race the racers of the finished race again: the first to ask makes the room and
+        the others are invited (``rematch_proposed``); whoever asks after joins it."""
+        room = self.seats.get(player.id)
+        if room is None or room.status is not Status.FINISHED or room.series is None:
+            raise p.ProtocolError(
+                p.ErrorCode.NOT_ALLOWED,
+                "a rematch is asked for from a finished race (not a daily attempt, nor a race against a ghost)",
+            )
+        if room.rematch is None:
+            # One proposal at a time per race: whoever asks while it is being made joins it.
+            proposing = self._proposing.get(room)
+            if proposing is None:
+                proposing = asyncio.ensure_future(self._propose_rematch(player, room, req.same_deal))
+                self._proposing[room] = proposing
+                proposing.add_done_callback(lambda _: self._proposing.pop(room, None))
+            code = await asyncio.shield(proposing)
+        else:
+            code = room.rematch["code"]
+        await self.join_race(player, p.JoinRace(code=code, id=req.id))
+
+    async def _propose_rematch(self, player: PlayerRecord, room: Room, same_deal: bool) -> str:
+        """The rematch of ``room``, made now, unless another racer's came first (on another
+        node, or while this one was being stored): its code, ours or theirs."""
+        series = room.series_now
+        assert series is not None  # not a daily attempt: checked by the caller
+        deal = room.deal_number if same_deal else secrets.randbelow(1_000_000_000)
+        record = await self._new_race_record(
+            room.game.id, deal, room.private, player.id, room.time_limit_s, best_of=series.best_of,
+            series=series.next(), place=False,
+        )
+        code = await self.store.claim_rematch(room.race_id, record.code)
+        if code != record.code:  # another racer's rematch came first: ours was never seen
+            await self.store.abandon_race(record.id)
+            if code is None:
+                raise p.ProtocolError(p.ErrorCode.NOT_ALLOWED, f"race {room.code} is not finished")
+            return code
+        if self.placement is not None:
+            await self.placement.placed(record.id)
+        self.new_room(record, room.game, room.time_limit_s, series=await self.series_of(record))
+        await self.interpreter.run(room, room.rematch_proposed(record.code, (player.id, player.name), same_deal))
+        return record.code
+
