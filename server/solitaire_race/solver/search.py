@@ -29,13 +29,13 @@ positions, that too proves the deal unwinnable (it tried every edge of every pos
 
 Playouts (``Playouts``), where neither order finds wins (Parallels, Patriarchs:
 ``Knowledge.playout_share``): a line is played out at random (by the game's playout
-model and policy, ``playouts.py``: mostly a move home when there is one) until the game is
-won or stuck; then again
-and again from a point chosen at random on the best line so far, keeping the new line
-when it ends with as many cards home or more (an iterated local search over whole
-lines). Best-first fails there because its plateaus (equal cards home, told apart by
-nothing) are searched breadth-first near the end of the line, where the early choices
-that lost the game cannot be changed; a playout changes any choice, early ones too.
+model and policy, ``playouts.py``: mostly a move home when there is one) until the game
+is won or stuck; then again and again from a point chosen at random on the best line so
+far, keeping the new line when it ends with as many cards home or more (an iterated local
+search over whole lines). Best-first fails there because its plateaus (equal cards home,
+told apart by nothing) are searched breadth-first near the end of the line, where the
+early choices that lost the game cannot be changed; a playout changes any choice, early
+ones too.
 It only looks for wins: running out proves nothing. Its random numbers come from a
 generator seeded with a constant, so its answers too depend only on the node budget.
 
