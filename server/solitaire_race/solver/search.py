@@ -290,7 +290,8 @@ def search(
     game: Game[Any], know: Knowledge[Any], root: Any, *, node_budget: int, time_budget_s: float | None
 ) -> Found:
     """Depth-first, taking turns with best-first and the playouts when the knowledge gives
-    them a share of the budget (``best_first_share``, ``playout_share``)."""
+    them a share of the budget (``best_first_share``, ``playout_share``); the playouts
+    first get a head start where the knowledge gives them one (``playout_head_start``)."""
     if game.is_won(root):
         return Found("won", (), 0, 1)
     guard = _Guard(node_budget, time_budget_s)
@@ -301,6 +302,8 @@ def search(
     dfs_share = 1 - know.best_first_share - know.playout_share
     slice_ = _FIRST_SLICE
     found: Found | None = None
+    if playouts is not None and know.playout_head_start:
+        found = playouts.run(guard, min(node_budget, know.playout_head_start))
     while found is None:
         found = dfs.run(guard, min(node_budget, guard.nodes + slice_))
         for helper, share in helpers:
