@@ -28,13 +28,14 @@ depth-first ordering is a poor guide (``Knowledge.best_first_share``); if it run
 positions, that too proves the deal unwinnable (it tried every edge of every position).
 
 Playouts (``Playouts``), where neither order finds wins (Parallels, Patriarchs:
-``Knowledge.playout_share``): a line is played out at random, a move home chosen over the
-other edges with probability ``PLAYOUT_HOME``, until the game is won or stuck; then again
-and again from a point chosen at random on the best line so far, keeping the new line
-when it ends with as many cards home or more (an iterated local search over whole
-lines). Best-first fails there because its plateaus (equal cards home, told apart by
-nothing) are searched breadth-first near the end of the line, where the early choices
-that lost the game cannot be changed; a playout changes any choice, early ones too.
+``Knowledge.playout_share``): a line is played out at random (by the game's playout
+model and policy, ``playouts.py``: mostly a move home when there is one) until the game
+is won or stuck; then again and again from a point chosen at random on the best line so
+far, keeping the new line when it ends with as many cards home or more (an iterated local
+search over whole lines). Best-first fails there because its plateaus (equal cards home,
+told apart by nothing) are searched breadth-first near the end of the line, where the
+early choices that lost the game cannot be changed; a playout changes any choice, early
+ones too.
 It only looks for wins: running out proves nothing. Its random numbers come from a
 generator seeded with a constant, so its answers too depend only on the node budget.
 
@@ -57,13 +58,13 @@ from typing import Any, Literal
 
 from ..engine import Game, Move
 from .knowledge import Edge, Footprint, Knowledge
+from .playouts import model_for
 
 Status = Literal["won", "unwinnable", "unknown"]
 
 _NOTHING: frozenset[Any] = frozenset()
 _CLOCK_EVERY = 256  # read the clock once per this many edges
 _FIRST_SLICE = 2_000  # nodes in the first turn of the depth-first search
-PLAYOUT_HOME = 0.9  # a playout's chance of a move home over the other edges, when it has one
 _PLAYOUT_SEED = 1  # playouts are random, but the same on every run and every machine
 
 
@@ -256,65 +257,41 @@ class BestFirst:
         return tuple(m for edge in reversed(edges) for m in edge)
 
 
-def playout_edge(know: Knowledge[Any], state: Any, rng: random.Random) -> Edge | None:
-    """A playout's next edge from ``state``: a move home with probability ``PLAYOUT_HOME``
-    (one of the other edges otherwise, or when there is none), or None: stuck."""
-    homes, rest = know.playout_edges(state)
-    if homes and (not rest or rng.random() < PLAYOUT_HOME):
-        return homes[rng.randrange(len(homes))]
-    if len(rest) < 2:
-        return rest[0] if rest else None
-    return rest[rng.randrange(len(rest))]
-
-
 class Playouts:
-    """A resumable iterated local search over random playouts (see the module doc)."""
+    """A resumable iterated local search over random playouts (see the module doc); the
+    playouts themselves run on the game's model (``playouts.model_for``)."""
 
     def __init__(self, game: Game[Any], know: Knowledge[Any], root: Any) -> None:
-        self.game = game
-        self.know = know
+        self.model = model_for(game, know)
         self.rng = random.Random(_PLAYOUT_SEED)
         self.best: list[Edge] = []  # the best line so far
-        self.states = [root]  # the positions along it: states[i] is reached by best[:i]
+        self.positions = [self.model.start(root)]  # positions[i] is reached by best[:i]
         self.best_home = -1
         self.result: Found | None = None
 
     def run(self, guard: _Guard, until: int) -> Found | None:
         if self.result is not None:
             return self.result
-        game, rng = self.game, self.rng
+        rng = self.rng
         while guard.nodes < until and not guard.timed_out():
             cut = rng.randrange(len(self.best) + 1)
-            line, states = self.best[:cut], self.states[: cut + 1]
-            state = self._play_out(guard, until, line, states)
-            if game.is_won(state):
+            line, positions = self.best[:cut], self.positions[: cut + 1]
+            spent, home, won = self.model.extend(positions[-1], rng, until - guard.nodes, line, positions)
+            guard.nodes += spent
+            if won:
                 self.result = Found("won", tuple(m for edge in line for m in edge), guard.nodes, 0)
                 return self.result
-            home = game.progress(state).home
             if home >= self.best_home:  # sideways too: it keeps the search moving on a plateau
-                self.best, self.states, self.best_home = line, states, home
+                self.best, self.positions, self.best_home = line, positions, home
         return None
-
-    def _play_out(self, guard: _Guard, until: int, line: list[Edge], states: list[Any]) -> Any:
-        """Extend ``line`` at random from its last position until won, stuck or ``until``."""
-        game, know, rng = self.game, self.know, self.rng
-        state = states[-1]
-        while guard.nodes < until and not game.is_won(state):
-            edge = playout_edge(know, state, rng)
-            if edge is None:
-                break
-            state = _apply(game, state, edge)
-            guard.nodes += len(edge)
-            line.append(edge)
-            states.append(state)
-        return state
 
 
 def search(
     game: Game[Any], know: Knowledge[Any], root: Any, *, node_budget: int, time_budget_s: float | None
 ) -> Found:
     """Depth-first, taking turns with best-first and the playouts when the knowledge gives
-    them a share of the budget (``best_first_share``, ``playout_share``)."""
+    them a share of the budget (``best_first_share``, ``playout_share``); the playouts
+    first get a head start where the knowledge gives them one (``playout_head_start``)."""
     if game.is_won(root):
         return Found("won", (), 0, 1)
     guard = _Guard(node_budget, time_budget_s)
@@ -325,6 +302,8 @@ def search(
     dfs_share = 1 - know.best_first_share - know.playout_share
     slice_ = _FIRST_SLICE
     found: Found | None = None
+    if playouts is not None and know.playout_head_start:
+        found = playouts.run(guard, min(node_budget, know.playout_head_start))
     while found is None:
         found = dfs.run(guard, min(node_budget, guard.nodes + slice_))
         for helper, share in helpers:
@@ -333,5 +312,5 @@ def search(
         if found is None and (guard.nodes >= node_budget or guard.timed_out()):
             found = Found("unknown", None, guard.nodes, 0)
         slice_ *= 2
-    positions = len(dfs.table) + (len(bfs.parent) if bfs else 0) + (len(playouts.states) if playouts else 0)
+    positions = len(dfs.table) + (len(bfs.parent) if bfs else 0) + (len(playouts.positions) if playouts else 0)
     return Found(found.status, found.moves, guard.nodes, positions)

@@ -11,7 +11,7 @@ help and while the node budget lasts:
    that reaches a position further along the line than its length replaces that stretch.
 4. **Replays** (``Knowledge.shorten_by_replays``: Parallels and Patriarchs, whose lines of
    100-250 moves are far too long for step 5): from a point chosen at random on the best
-   line, a random playout (``search.playout_edge``) to the end; a win in fewer moves than
+   line, a random playout (``playouts.playout_edge``) to the end; a win in fewer moves than
    the best line replaces it, after 1-3. Until the budget is spent.
 5. **Bounded search**: a depth-first search for a whole line shorter than the best one,
    pruned where the moves made plus the cards not yet home (each needs a move) reach the
@@ -31,7 +31,7 @@ from typing import Any
 
 from ..engine import Game, IllegalMove, Move
 from .knowledge import Knowledge, knowledge_for
-from .search import playout_edge
+from .playouts import playout_edge
 
 DEFAULT_BUDGET = 200_000
 _DEEPEST = 600  # no bounded search for lines longer than this (recursion depth)
