@@ -126,6 +126,11 @@ async def test_every_frame_of_a_whole_race_matches_the_schema(app: App, clients:
     assert left["type"] == "left" and left["code"] == code
     await refused(carol, {"type": "join_race", "code": "BCDFGH" if code != "BCDFGH" else "CDFGHJ"}, "no_such_race")
 
+    # A spectator: no identity needed, the race as everyone sees it.
+    spectator = await clients()
+    watching = await spectator.request({"type": "watch_race", "code": code})
+    assert watching["type"] == "watching" and watching["race"]["code"] == code
+
     # Ready, start (only the creator may), countdown, race_started with each racer's view.
     ready = await ann.request({"type": "ready", "ready": True})
     assert ready["type"] == "room" and ready["race"]["players"][0]["ready"] is True
@@ -307,6 +312,7 @@ ACCEPTED = [
     {"type": "rematch"},
     {"type": "rematch", "same_deal": False},
     {"type": "replay", "code": "kxp-mrt"},
+    {"type": "watch_race", "code": "kxp mrt"},
     {"type": "race_ghost", "code": "KXPMRT", "player_id": 1},
     {"type": "join_race", "code": "bcd-fgh"},
     {"type": "leave_race"},
@@ -359,6 +365,7 @@ REFUSED = [
     {"type": "rematch", "same_deal": 1},
     {"type": "rematch", "code": "BCDFGH"},
     {"type": "replay"},
+    {"type": "watch_race", "code": ""},
     {"type": "race_ghost", "code": "KXPMRT"},
     {"type": "race_ghost", "code": "KXPMRT", "player_id": 0},
     {"type": "replay", "code": ""},

@@ -171,10 +171,11 @@ class ClusterPresence(Protocol):
 
 
 class Outbox:
-    """Who is connected now, by player id: how races reach players (``effects.Delivery``)."""
+    """Who is connected now, by player id: how races reach players (``effects.Delivery``).
+    A connection watching a race is under its own id negated (``Gateway._watch``)."""
 
     def __init__(self) -> None:
-        self.online: dict[int, Session] = {}  # player id -> their current connection
+        self.online: dict[int, Session] = {}  # player id (or -connection id) -> their current connection
 
     def send(self, player_id: int, message: dict[str, Any] | str) -> None:
         session = self.online.get(player_id)
@@ -224,7 +225,8 @@ class Gateway:
         }
         metrics.gauge("solitaire_connections", "Open websocket connections.", lambda: [({}, self.sessions)])
         metrics.gauge(
-            "solitaire_players_online", "Identified players connected.", lambda: [({}, len(self.outbox.online))]
+            "solitaire_players_online", "Identified players connected.",
+            lambda: [({}, sum(1 for key in self.outbox.online if key > 0))],  # spectators are under negative ids
         )
 
     # --- connections -------------------------------------------------------------------
@@ -249,11 +251,15 @@ class Gateway:
 
     async def disconnect(self, session: Session) -> None:
         """The connection closed: frames it sent that were not served yet are dropped (never
-        answered), the one being served finishes first, then its player leaves the room."""
+        answered), the one being served finishes first, then its player leaves the room (and
+        the race it watched, if any, loses a spectator)."""
         session.frames.close()
         if session.task is not None:
             await asyncio.wait([session.task])
         self.sessions -= 1
+        if self.outbox.online.get(-session.id) is session:
+            del self.outbox.online[-session.id]
+            await self.races.disconnected(-session.id)
         player = session.player
         event(log, "disconnected", conn=session.id, player=player.id if player else None)
         if player is None or self.outbox.online.get(player.id) is not session:
@@ -289,6 +295,8 @@ class Gateway:
                 assert player is not None
                 if self.races.move(player, request, functools.partial(self._moved, session, request_id)):
                     session.frames.hold()
+            elif isinstance(request, p.WatchRace):
+                self._await(session, self._watch(session, request), request_id)
             elif kind in self._answers:
                 self._await(session, self._answer(session, request), request_id)
             else:
@@ -456,6 +464,12 @@ class Gateway:
 
     async def _replay(self, session: Session, req: p.Replay) -> dict[str, Any]:
         return await self.queries.replay(req.code, session.player.id if session.player else None)
+
+    async def _watch(self, session: Session, req: p.WatchRace) -> None:
+        """A connection watches a race under its own negative id (no player's): the outbox
+        reaches it by that id, as it reaches players by theirs, and races seat it there."""
+        self.outbox.online[-session.id] = session
+        await self.races.watch(-session.id, req)
 
     async def _hint(self, session: Session, req: p.Hint) -> dict[str, Any]:
         assert session.player is not None  # not an anonymous request: _serve checked

@@ -174,6 +174,12 @@ class RaceGhost(_Request, tag="race_ghost", frozen=True):
     player_id: PlayerId
 
 
+class WatchRace(_Request, tag="watch_race", frozen=True):
+    """Watch a race: its standings live, never a card."""
+
+    code: Annotated[str, msgspec.Meta(min_length=1, max_length=16)]
+
+
 class Replay(_Request, tag="replay", frozen=True):
     """A finished race, move by move, as each racer saw it."""
 
@@ -182,10 +188,10 @@ class Replay(_Request, tag="replay", frozen=True):
 
 Request = (
     Hello | ListGames | ListRaces | CreateRace | JoinRace | LeaveRace | Ready | StartRace | Move | Resign | Ping
-    | StartDaily | Daily | Leaderboard | Profile | Hint | Rematch | Replay | RaceGhost
+    | StartDaily | Daily | Leaderboard | Profile | Hint | Rematch | Replay | RaceGhost | WatchRace
 )
-# Requests anyone may send before saying hello: browsing needs no identity.
-ANONYMOUS = (Hello, Ping, ListGames, Daily, Leaderboard, Profile, Replay)
+# Requests anyone may send before saying hello: browsing and watching need no identity.
+ANONYMOUS = (Hello, Ping, ListGames, Daily, Leaderboard, Profile, Replay, WatchRace)
 REQUEST_TYPES = frozenset(cls.__struct_config__.tag for cls in Request.__args__)
 
 

@@ -127,8 +127,10 @@ class Races(Rematches, Ghosts):
 
     async def disconnected(self, player_id: int) -> None:
         """The player's connection went: they leave the room they sat in (a running race
-        keeps their game for the grace period)."""
+        keeps their game for the grace period); a spectator's, the race it watched."""
         room = self.seats.pop(player_id, None)
+        if room is not None:
+            room.spectators.discard(player_id)
         if room is not None and player_id in room.racers and not self.stopping:
             await self.interpreter.run(room, room.leave(player_id, self.clock()))
 
@@ -252,6 +254,27 @@ class Races(Rematches, Ghosts):
         effects = room.join(player_id, player.name, self.clock())
         self.seats[player_id] = room
         await self.interpreter.run(room, effects, reply=(player_id, req.id))
+
+    async def watch(self, spectator: int, req: p.WatchRace) -> None:
+        """Watch a race (``spectator``: the watching connection's own negative id, see
+        ``Gateway``): its standings as they change, never a card; a finished race's ranking."""
+        code = normalize_code(req.code)
+        room = self.rooms.get(code)
+        if room is None and self.placement is not None and code:
+            unfinished = await self.store.race_by_code(code)
+            if unfinished is not None and unfinished.status != "finished":
+                room = await self.placement.find(unfinished)  # or raises: it runs on another node
+        if room is None:
+            finished = await self.store.finished_race(code) if code else None
+            if finished is None:
+                raise p.ProtocolError(p.ErrorCode.NO_SUCH_RACE, f"no race with code {req.code[:16]!r}")
+            await self._send_finished(spectator, finished, req.id)
+            return
+        watched = self.seats.get(spectator)
+        if watched is not None:
+            watched.spectators.discard(spectator)  # one race at a time
+        self.seats[spectator] = room
+        await self.interpreter.run(room, room.watch(spectator, self.clock()), reply=(spectator, req.id))
 
     async def _send_finished(self, player_id: int, finished: FinishedRaceRecord, request_id: Any) -> None:
         """A stored finished race, as a racer coming back to it sees it: its `room` (the

@@ -74,6 +74,17 @@ def started(room: Room, racer: Racer, view: dict[str, Any], now: float) -> dict[
     }
 
 
+def watching(room: Room, now: float) -> dict[str, Any]:
+    """`watching`, to a spectator: the race and how every racer stands, never a card."""
+    return {
+        "type": "watching",
+        "race": summary(room),
+        "elapsed_ms": room.elapsed_ms(now) if room.status.value == "running" else None,
+        "racers": [progress_fields(room.game, r) for r in room.racers.values()]
+        + ([room.ghost.progress()] if room.ghost else []),
+    }
+
+
 def finished(room: Room) -> dict[str, Any]:
     """`race_finished`: the ranking."""
     return {

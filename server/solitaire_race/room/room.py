@@ -105,6 +105,9 @@ class Room:
         self.daily = daily  # {"date", "ranked"} for a daily challenge attempt
         self.series = series  # its place in a series of races among friends (None: a daily attempt)
         self.ghost = ghost  # a recorded run raced against: practice, never stored (ghost.py)
+        # Who watches (``watch``): sent what every racer is (standings, progress, the room,
+        # the ranking) and nothing of one racer's own (race_started, move_result): no card.
+        self.spectators: set[int] = set()
         self.rematch: dict[str, Any] | None = None  # once finished: the race that follows it (code, by, same_deal)
         # Racers repeat moves. A function of the game, not a method: a room holding its own
         # bound method would be a reference cycle, freed only by the garbage collector.
@@ -493,7 +496,14 @@ class Room:
         if self.status is not Status.FINISHED:
             raise RoomError("not_allowed", f"race {self.code} is not over yet: a rematch comes after it")
         self.rematch = {"code": code, "by": {"id": by[0], "name": by[1]}, "same_deal": same_deal}
-        return [self._to_all({"type": "rematch_proposed", "race": self.code, **self.rematch})]
+        invited = tuple(r.id for r in self.racers.values() if r.connected)  # racers, not spectators
+        return [Send(invited, {"type": "rematch_proposed", "race": self.code, **self.rematch})]
+
+    def watch(self, spectator: int, now: float) -> list[Effect]:
+        """A spectator starts watching: the race as everyone sees it, never a card."""
+        self.spectators.add(spectator)
+        over = [Send((spectator,), messages.finished(self))] if self.status is Status.FINISHED else []
+        return [Send((spectator,), messages.watching(self, now)), *over]
 
     # --- messages (built in messages.py) ---------------------------------------------
     def summary(self) -> dict[str, Any]:
@@ -506,7 +516,8 @@ class Room:
         return self._to_all({"type": "room", "race": self.summary()})
 
     def _to_all(self, message: dict[str, Any]) -> Send:
-        return Send(tuple(r.id for r in self.racers.values() if r.connected), message)
+        """To every racer and spectator: never a message with a racer's cards."""
+        return Send((*(r.id for r in self.racers.values() if r.connected), *self.spectators), message)
 
     def _racer(self, player_id: int) -> Racer:
         racer = self.racers.get(player_id)
