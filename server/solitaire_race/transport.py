@@ -4,7 +4,7 @@ One port serves both: websocket connections at ``/ws`` (each message handed to t
 ``Gateway``), and plain HTTP: ``/healthz``, the JSON API under ``/api/`` (``http_api``),
 ``/metrics`` (Prometheus text), and the static browser client under ``client/web/`` (``/``
 and ``/join/<code>`` serve its ``index.html``, ``/leaderboard`` its ``leaderboard.html``,
-``/player/<id>`` its ``player.html``).
+``/player/<id>`` its ``player.html``, ``/rules/<game>`` its ``rules.html``).
 
 ``Server`` listens, makes a ``ws_connection.Connection`` of each client, puts a gateway
 session behind each websocket, and sweeps every connection now and then: keepalive pings
@@ -237,6 +237,8 @@ class HttpSite:
             path = "/index.html"
         elif path.startswith("/player/"):
             path = "/player.html"  # a player's page: player.js reads the id from the address
+        elif path == "/rules" or path.startswith("/rules/"):
+            path = "/rules.html"  # every game's rules page: rules.js reads the game from the address
         else:
             path = self.PAGES.get(path, path)
         found = self._static_file(path)
