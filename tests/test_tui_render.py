@@ -320,6 +320,9 @@ def test_lobby_room_and_finished_screens() -> None:
     assert creator[-1].startswith("start · ready")
     other = render_screen(Screen(server="s", phase="room", player_id=2, room=room, countdown_ms=2100), PLAIN)
     assert "Starting in 2.1 s" in other and not other[-1].startswith("start")
+    assert not any("this computer only" in line for line in creator)
+    local = render_screen(Screen(server="s", phase="room", player_id=1, room={**room, "link": "http://127.0.0.1:8765/join/KXPMRT"}))
+    assert any("opens on this computer only: serve with --host 0.0.0.0" in line for line in local)
 
     finished = race_screen()
     finished.phase = "finished"

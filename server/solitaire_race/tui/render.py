@@ -20,7 +20,9 @@ import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
+from ..config import loopback_only
 from ..engine import all_games
 from ..engine.cards import RANK_LABELS, SUIT_SYMBOLS, label, parse_card
 
@@ -581,7 +583,10 @@ def render_screen(screen: Screen, style: Style = PLAIN, width: int = 80, height:
         sections.append(races)
     elif screen.phase == "room" and room is not None:
         code = room["code"]
-        sections.append([f"Share the code {style.bold(code)}: {room['link']}  or  solitaire-race play --join {code}"])
+        share = [f"Share the code {style.bold(code)}: {room['link']}  or  solitaire-race play --join {code}"]
+        if loopback_only(urlsplit(room["link"]).hostname or ""):
+            share.append(style.dim("  (this link opens on this computer only: serve with --host 0.0.0.0 for others)"))
+        sections.append(share)
         players = [style.bold(f"Players ({len(room['players'])}/{room['max_players']})")]
         for p in room["players"]:
             marks = []
