@@ -56,6 +56,31 @@ def build() -> dict[str, Any]:
         }},
         "required": ["error"], "additionalProperties": False,
     }
+    # HTTP only (the web client's rules pages), so written here rather than in the protocol.
+    text = {"type": "string"}
+    schemas["RulesBody"] = {
+        "type": "object",
+        "properties": {
+            "game": text, "name": text, "summary": text,
+            "sections": {"type": "array", "items": {
+                "type": "object", "properties": {"title": text, "text": text},
+                "required": ["title", "text"], "additionalProperties": False,
+            }},
+            "racing": text, "par": text,
+            "example": {
+                "type": "object",
+                "properties": {
+                    "deal": {"type": "integer", "minimum": 0},
+                    "moves": {"type": "array", "items": text},
+                    "view": {"type": "object", "description": "The player's view, as in `race_started` "
+                                                              "(protocol.md, per game in docs/games/)."},
+                },
+                "required": ["deal", "moves", "view"], "additionalProperties": False,
+            },
+        },
+        "required": ["game", "name", "summary", "sections", "racing", "par", "example"],
+        "additionalProperties": False,
+    }
     # Integer parameters take the bounds of the websocket request's fields (the server's
     # are the same, in protocol.py): written once, in the protocol schema.
     board, profile = defs["Leaderboard"]["properties"], defs["Profile"]["properties"]
@@ -105,6 +130,15 @@ def build() -> dict[str, Any]:
                 me,
             ],
             "responses": ok("LeaderboardPageBody", "The page, the board's total and the viewer's own entry.")}},
+        "/api/rules/{game}": {"get": {
+            "summary": "A game's rules", "operationId": "rules",
+            "description": "The rules as players read them (the web client's `/rules/<game>` page): sections, "
+                           "how races rank, what par means, and a real position to picture them: the example "
+                           "deal (dealt with a fixed key of its own, never one of the server's deals) after "
+                           "`moves`.",
+            "parameters": [{"name": "game", "in": "path", "required": True, "schema": {"type": "string"}}],
+            "responses": ok("RulesBody", "The game's rules page."),
+        }},
         "/api/players/{id}": {"get": {
             "summary": "A player's profile", "operationId": "player",
             "parameters": [{"name": "id", "in": "path", "required": True, "schema": player_id}],

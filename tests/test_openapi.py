@@ -50,6 +50,8 @@ async def test_live_responses_match_the_spec(app: App, clients: Any) -> None:
         (f"/api/leaderboard/daily/clock?me={me}", 200, "LeaderboardPageBody"),
         ("/api/leaderboard/win_rate/clock?min_games=1", 200, "LeaderboardPageBody"),
         (f"/api/players/{me}", 200, "PlayerProfileBody"),
+        ("/api/rules/parallels", 200, "RulesBody"),
+        ("/api/rules/nope", 404, "ErrorBody"),
         ("/api/leaderboard/deal/clock", 400, "ErrorBody"),
         ("/api/leaderboard/fastest/nope", 404, "ErrorBody"),
         ("/api/leaderboard/fastest/clock?page=x", 400, "ErrorBody"),

@@ -35,14 +35,14 @@ SECRET = TEST_SECRET.encode()
 SGR = r"(?:\x1b\[[0-9;]*m)*"  # colour codes that may sit between parts of a line
 
 
-def spawn(app: App | str, config_home: Path, *args: str) -> pexpect.spawn[str]:
+def spawn(app: App | str, config_home: Path, *args: str, columns: int = 100) -> pexpect.spawn[str]:
     """The client in a pty, playing on ``app`` (or the server at a websocket URL)."""
     env = {**os.environ, "XDG_CONFIG_HOME": str(config_home), "TERM": "xterm-256color"}
     env.pop("NO_COLOR", None)
     return pexpect.spawn(
         sys.executable,
         ["-m", "solitaire_race.cli", "play", "--server", app if isinstance(app, str) else app.ws_url, *args],
-        env=env, encoding="utf-8", dimensions=(45, 100), timeout=10,
+        env=env, encoding="utf-8", dimensions=(45, columns), timeout=10,
     )
 
 
@@ -191,6 +191,23 @@ async def test_reconnects_after_a_dropped_connection(app: App, tmp_path: Path) -
         await expect(child, "✓ " + SGR + "reconnected")
         child.sendline("p")
         await expect(child, r"dan" + SGR + r" .*? 2 ")  # the second move counted in the same game
+        child.sendline("quit")
+        await expect(child, pexpect.EOF)
+    finally:
+        child.close(force=True)
+
+
+async def test_help_wraps_between_words_at_80_columns(app: App, tmp_path: Path) -> None:
+    """The help's lines longer than the terminal go on under their text, never cut inside a
+    word by the terminal ("do/wn")."""
+    child = spawn(app, tmp_path / "config", "--name", "ivy", columns=80)
+    try:
+        await expect(child, "Open races")
+        child.send("?")
+        # the end of one line, whatever the client writes between lines, then the next one
+        # (a line break at least: the terminal's own wrapping writes none)
+        between = r" *(?:\x1b\[[0-9;?]*[A-Za-z]|[\r\n])(?:\x1b\[[0-9;?]*[A-Za-z]|[\r\n ])*"
+        await expect(child, "practise the daily challenge of a past DATE" + between + re.escape("(YYYY-MM-DD): unr"))
         child.sendline("quit")
         await expect(child, pexpect.EOF)
     finally:

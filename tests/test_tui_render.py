@@ -283,6 +283,20 @@ def test_help_shows_the_games_notation_and_commands() -> None:
     assert any("new GAME" in line for line in help_lines(None))
 
 
+@pytest.mark.parametrize("width", [80, 100])
+def test_help_wraps_between_words(width: int) -> None:
+    """Every help line leaves the terminal's last column free, and wraps between words: the
+    text read back line by line is the text written."""
+    from solitaire_race.tui.render import _HELP, _HELP_COMMON, _HELP_LOBBY
+
+    for game_id, rows in [*((g, [*_HELP[g], *_HELP_COMMON]) for g in all_games()), (None, _HELP_LOBBY)]:
+        lines = help_lines(game_id, width)
+        assert all(visible_len(line) < width for line in lines), (game_id, [ln for ln in lines if len(ln) >= width])
+        words = " ".join(line.strip() for line in lines).split()
+        for _form, text in rows:
+            assert " ".join(text.split()) in " ".join(words), (game_id, text)
+
+
 def test_lobby_room_and_finished_screens() -> None:
     games = [g.describe() for g in all_games().values()]
     lobby = Screen(server="s", phase="lobby", player_id=1, player_name="ann", games=games,
@@ -306,6 +320,9 @@ def test_lobby_room_and_finished_screens() -> None:
     assert creator[-1].startswith("start · ready")
     other = render_screen(Screen(server="s", phase="room", player_id=2, room=room, countdown_ms=2100), PLAIN)
     assert "Starting in 2.1 s" in other and not other[-1].startswith("start")
+    assert not any("this computer only" in line for line in creator)
+    local = render_screen(Screen(server="s", phase="room", player_id=1, room={**room, "link": "http://127.0.0.1:8765/join/KXPMRT"}))
+    assert any("opens on this computer only: serve with --host 0.0.0.0" in line for line in local)
 
     finished = race_screen()
     finished.phase = "finished"

@@ -3,6 +3,7 @@
 // linked, e.g. from the end of a race: /leaderboard?game=cruel&deal=42. Times, storage and
 // DOM helpers are the client's own (js/), so a time reads the same here as on the race screen.
 import { earnsMedal, formatTime, OUTCOME_LABELS } from "./js/format.js";
+import { PAR_TITLE, rulesUrl } from "./js/help.js";
 import { storage } from "./js/storage.js";
 import { $, h, playerLink } from "./js/util.js";
 
@@ -98,6 +99,7 @@ function show(data, error) {
                  wins: "most wins", win_rate: `win rate, at least ${data.min_games} games` }[data.board];
   const par = data.par != null ? ` · par ${data.par} moves` : "";
   $("#summary").textContent = `${name}: ${what}${par} · ${data.total} ${data.total === 1 ? "player" : "players"}`;
+  if (par) $("#summary").append(" · ", h("a", { href: rulesUrl(data.game, "par"), title: PAR_TITLE }, "what is par?"));
   const pages = Math.max(1, Math.ceil(data.total / data.page_size));
   $("#pager").hidden = pages <= 1;
   $("#page-label").textContent = `page ${data.page} of ${pages}`;

@@ -28,7 +28,7 @@ from . import transport
 from .cluster.node import PLANNER, Cluster
 from .cluster.placement import Placement
 from .cluster.presence import Presence
-from .config import EVENT_LOOPS, Config
+from .config import EVENT_LOOPS, Config, loopback_only
 from .confusables import prototypes
 from .daily_planner import Chooser, DailyPlanner, first_candidate, solver_process
 from .engine import all_games
@@ -234,6 +234,12 @@ async def serve(config: Config, loop_name: str = "asyncio") -> None:
         f" (websocket {app.ws_url}, database {display_url(config.db_url)}, event loop {loop_name})",
         flush=True,
     )
+    if loopback_only(config.host):
+        print(
+            f"listening on {config.host} only: friends on other machines cannot open its join links;"
+            " to let them in, serve with --host 0.0.0.0 (and --public-url if they reach it by another name)",
+            flush=True,
+        )
     try:
         await stop.wait()
     finally:

@@ -1,14 +1,19 @@
 """Server settings: one frozen dataclass, filled from the command line and the environment.
 
 Defaults give the embedded setup: a SQLite file under ./data/, the web client on
-http://127.0.0.1:8765/.
+http://127.0.0.1:8765/ (this machine only: ``--host 0.0.0.0`` lets others in, and the join
+links then name this machine's network address, or ``--public-url``).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import socket
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Final
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DB_URL = "sqlite+aiosqlite:///data/solitaire-race.sqlite3"
@@ -62,11 +67,47 @@ class Config:
     node_url: str = ""  # how clients reach this node itself (redirects); public_url if empty
     lease_ttl_s: float = 4.0  # a node that has not renewed its races for this long loses them
 
-    def with_public_url(self, port: int) -> Config:
-        """Fill ``public_url`` from the port actually bound (port 0 picks a free one)."""
+    def with_public_url(self, port: int, reachable: Callable[[], str | None] | None = None) -> Config:
+        """Fill ``public_url`` from the port actually bound (port 0 picks a free one). Listening
+        on every address, the join links name one that other machines can reach (``reachable``,
+        by default this machine's own address on its network), not 127.0.0.1."""
         public_url = self.public_url.rstrip("/")
         if not public_url:
-            host = "127.0.0.1" if self.host in ("", "0.0.0.0", "::") else self.host
+            host = self.host
+            if host in ANY_ADDRESS:
+                host = (reachable or reachable_address)() or "127.0.0.1"
             host = f"[{host}]" if ":" in host else host
             public_url = f"http://{host}:{port}"
         return replace(self, public_url=public_url, port=port, node_url=self.node_url.rstrip("/") or public_url)
+
+
+ANY_ADDRESS: Final = ("", "0.0.0.0", "::")  # --host values that listen on every address
+
+
+def loopback_only(host: str) -> bool:
+    """True when listening on ``host`` serves this machine alone (127.0.0.1, ::1, localhost)."""
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return host.lower() == "localhost"
+
+
+def reachable_address() -> str | None:
+    """This machine's address on its network, as other machines reach it, or None when it
+    has none but loopback. The address the system would send from to a public address; a
+    UDP "connection" only picks the route, nothing is sent (so it works offline on a LAN)."""
+    for family, target in ((socket.AF_INET, "192.0.2.1"), (socket.AF_INET6, "2001:db8::1")):
+        try:
+            with socket.socket(family, socket.SOCK_DGRAM) as probe:
+                probe.connect((target, 9))
+                address = str(probe.getsockname()[0])
+        except OSError:  # no route: no such network here
+            continue
+        ip = ipaddress.ip_address(address)
+        if not (ip.is_loopback or ip.is_link_local):
+            return address
+    try:
+        address = socket.gethostbyname(socket.gethostname())
+    except OSError:
+        return None
+    return None if ipaddress.ip_address(address).is_loopback else address

@@ -21,6 +21,7 @@ from .store import StorageUnavailable
 _LEADERBOARD = re.compile(rf"^/api/leaderboard/({'|'.join(BOARDS)})/([a-z0-9-]{{1,32}})$")
 _PLAYER = re.compile(r"^/api/players/([^/]+)$")
 _REPLAY = re.compile(r"^/api/replays/([A-Za-z]{1,16})$")
+_RULES = re.compile(r"^/api/rules/([a-z0-9-]{1,32})$")
 _DIGITS = re.compile(r"[0-9]{1,16}")  # ASCII only: int() would also take " 7", "+7", "1_0" and "٧"
 log = logging.getLogger("solitaire_race.http_api")
 _STATUS = {p.ErrorCode.NOT_FOUND: 404, p.ErrorCode.UNKNOWN_GAME: 404}
@@ -67,6 +68,8 @@ async def handle(queries: Queries, path: str, query_string: str) -> tuple[int, d
                 page_size=_int(query, "page_size", 20, 1, p.MAX_PAGE_SIZE) or 20,
                 viewer=me,
             )
+        if m := _RULES.match(path):
+            return 200, queries.rules(m.group(1))
         if m := _PLAYER.match(path):
             return 200, await queries.profile(_number(m.group(1), "the player id", 1, p.MAX_SAFE_INT))
         if m := _REPLAY.match(path):  # no identity over HTTP: a daily still being played is refused

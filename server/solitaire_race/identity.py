@@ -60,5 +60,6 @@ class Identity:
         like = "" if holder is None or holder.name == name else f" (it looks like {holder.name!r})"
         return p.ProtocolError(
             p.ErrorCode.NAME_TAKEN,
-            f"the name {name!r} belongs to another player{like}: present its token, or choose another name",
+            # Said to people (the browser shows it under the name it leaves typed): what to do.
+            f"the name {name!r} is taken{like}: choose another, or sign in on the device that created it",
         )

@@ -17,6 +17,7 @@ from . import replays
 from .daily import parse_day, streak, utc_day
 from .daily_planner import DailyPlanner
 from .engine import Game
+from .game_rules import rules_page
 from .store import DailyChallengeRecord, FinishedRaceRecord, LeaderboardEntry, LeaderboardPage, Store
 
 DAILY_LIST_WAIT_S = 1.0  # how long a `daily` listing waits for challenges still being chosen
@@ -62,6 +63,10 @@ class Queries:
 
     def list_games(self) -> dict[str, Any]:
         return {"games": [g.describe() for g in self.games.values()]}
+
+    def rules(self, game_id: str) -> dict[str, Any]:
+        """A game's rules page (game_rules.py), or ``unknown_game``."""
+        return rules_page(self.game(game_id))
 
     async def challenge(self, game_id: str, day: date) -> DailyChallengeRecord:
         """Usually a read: the planner chose the day's deals days ahead (daily_planner.py)."""

@@ -2,9 +2,10 @@
 
 One port serves both: websocket connections at ``/ws`` (each message handed to the
 ``Gateway``), and plain HTTP: ``/healthz``, the JSON API under ``/api/`` (``http_api``),
-``/metrics`` (Prometheus text), and the static browser client under ``client/web/`` (``/``
-``/join/<code>`` and ``/ghost/<code>/<player id>`` serve its ``index.html``, ``/leaderboard`` its ``leaderboard.html``,
-``/player/<id>`` its ``player.html``, ``/replay/<code>`` its ``replay.html``).
+``/metrics`` (Prometheus text), and the static browser client under ``client/web/`` (``/``,
+``/join/<code>`` and ``/ghost/<code>/<player id>`` serve its ``index.html``, ``/leaderboard`` its
+``leaderboard.html``, ``/player/<id>`` its ``player.html``, ``/replay/<code>`` its ``replay.html``,
+``/rules/<game>`` its ``rules.html``).
 
 ``Server`` listens, makes a ``ws_connection.Connection`` of each client, puts a gateway
 session behind each websocket, and sweeps every connection now and then: keepalive pings
@@ -239,6 +240,8 @@ class HttpSite:
             path = "/player.html"  # a player's page: player.js reads the id from the address
         elif path.startswith("/replay/"):
             path = "/replay.html"  # a finished race played back: replay.js reads the code from the address
+        elif path == "/rules" or path.startswith("/rules/"):
+            path = "/rules.html"  # every game's rules page: rules.js reads the game from the address
         else:
             path = self.PAGES.get(path, path)
         found = self._static_file(path)

@@ -1,5 +1,6 @@
-"""The web client under the server's Content-Security-Policy: signing in, racing a game and
-the leaderboard page do nothing the policy forbids (a violation would also break them)."""
+"""The web client under the server's Content-Security-Policy: signing in, racing a game, the
+leaderboard page and a rules page do nothing the policy forbids (a violation would also break
+them)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,10 @@ async def test_the_client_runs_under_its_content_security_policy(app: App, brows
 
     await page.goto(f"{app.url}leaderboard?game=clock")
     await page.wait_for_selector("#rows tr")
+    assert await page.evaluate("window.cspViolations") == []
+
+    await page.goto(f"{app.url}rules/clock")  # its picture sets the board's styles from scripts too
+    await page.wait_for_selector("#board .dial")
     assert await page.evaluate("window.cspViolations") == []
     assert racer.errors == []
 

@@ -3,6 +3,7 @@
 // to paste to friends. The lobby lists the challenges (lobby.js); the server decides what is
 // ranked (docs/daily-and-leaderboards.md).
 import { formatTime, OUTCOME_LABELS } from "./format.js";
+import { PAR_TITLE, rulesUrl } from "./help.js";
 import { gameName, state } from "./state.js";
 import { toast } from "./ui.js";
 import { $, h } from "./util.js";
@@ -71,5 +72,7 @@ export function shareBox(finished, daily, mine, app) {
   app.send({ type: "profile" }).then((profile) => {
     if (profile?.type === "player_profile") text.textContent = shareLine(finished, daily, mine, profile.daily_streak);
   });
-  return h("div", { class: "share-box" }, text, copy);
+  // par, where it is shown, is explained (the rules page's "Par")
+  const par = daily.par ? h("a", { class: "par-help", href: rulesUrl(finished.game, "par"), title: PAR_TITLE }, "what is par?") : null;
+  return h("div", { class: "share-box" }, text, copy, par);
 }

@@ -5,6 +5,7 @@
 // prepared; every timer stops when it is left.
 import { countdownText, msToNextDay } from "./daily.js";
 import { spacedCode } from "./format.js";
+import { PAR_TITLE, rulesUrl } from "./help.js";
 import { gameName, state } from "./state.js";
 import { storage } from "./storage.js";
 import { currentScreen, onScreen } from "./ui.js";
@@ -94,7 +95,13 @@ export function renderGames(app, games) {
         "label",
         { class: "game-tile" },
         h("input", { type: "radio", name: "game", value: g.id, checked: g.id === chosen, onchange: () => storage.set("lastGame", g.id) }),
-        h("span", { class: "tile-body" }, h("b", {}, g.name), h("small", {}, g.summary)),
+        h(
+          "span",
+          { class: "tile-body" },
+          h("b", {}, g.name),
+          h("small", {}, g.summary),
+          h("a", { class: "tile-rules", href: rulesUrl(g.id), title: `the rules of ${g.name}, with a picture` }, "Rules"),
+        ),
       ),
     ),
   );
@@ -121,7 +128,7 @@ export function renderDaily(app, daily) {
       h(
         "li",
         { dataset: { game: c.game } },
-        h("span", { class: "daily-name" }, c.name ?? gameName(c.game), c.par ? h("small", {}, ` · par ${c.par}`) : null),
+        h("span", { class: "daily-name" }, c.name ?? gameName(c.game), c.par ? h("small", {}, " · ", h("a", { class: "par", href: rulesUrl(c.game, "par"), title: PAR_TITLE }, `par ${c.par}`)) : null),
         c.attempted ? h("span", { class: "done", title: "your ranked attempt is used; you can still replay it" }, "✓ played") : null,
         c.preparing
           ? h("span", { class: "preparing", title: "the server is finding a winnable deal for today" }, "preparing…")

@@ -175,8 +175,12 @@ function onError(m) {
     case "name_taken":
     case "bad_name":
       if (!state.me) {
+        const typed = state.pendingName;
+        state.pendingName = null; // not sent again on a reconnect
         showSignin();
-        $("#signin-error").textContent = m.message;
+        if (typed) $("#name").value = typed; // kept, to be changed rather than typed again
+        $("#name").select();
+        $("#signin-error").textContent = m.message.charAt(0).toUpperCase() + m.message.slice(1);
         return;
       }
       break;

@@ -7,6 +7,7 @@
 import { formatTime, OUTCOME_LABELS } from "./format.js";
 import { attachGestures } from "./gestures.js";
 import { RENDERERS } from "./games/index.js";
+import { controlsFor, PAR_TITLE, rulesUrl } from "./help.js";
 import { celebrate, places, slide } from "./motion.js";
 import { RacersPanel } from "./opponents.js";
 import { renderResults } from "./results.js";
@@ -97,10 +98,17 @@ export class RaceScreen {
     $("#results").hidden = true;
     $("#race-game").textContent = gameName(m.game);
     $("#race-rules").textContent = gameSummary(m.game);
+    $("#race-controls").textContent = controlsFor(m.game);
+    $("#race-rules-link").href = rulesUrl(m.game);
     $("#race-deal").textContent = m.daily
       ? `daily ${m.daily.date} · ${m.daily.practice ? "practice, unranked" : m.daily.ranked ? "ranked" : "replay, unranked"}${m.daily.par ? ` · par ${m.daily.par}` : ""}`
       : `deal ${m.deal}`;
-    $("#race-deal").title = `deal ${m.deal}`;
+    $("#race-deal").title = m.daily?.par ? `deal ${m.deal}; ${PAR_TITLE}` : `deal ${m.deal}`;
+    $("#race-par").textContent = m.daily?.par
+      ? `Par ${m.daily.par}: the moves of the shortest winning line the server's solver found for this deal. ` +
+        "Winning in par moves or fewer plays as well as the solver; the ranking is by time."
+      : "";
+    $("#race-par").hidden = !m.daily?.par;
     this.board.className = `board game-${m.game}`;
     const me = state.me;
     const game = renderer();

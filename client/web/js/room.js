@@ -1,6 +1,7 @@
 // The race room before the start: join code and link to share, who is in, ready / start,
 // and the countdown (its timer stops when the room is left).
 import { seriesLine, spacedCode } from "./format.js";
+import { localNotice, shareableLink } from "./invite.js";
 import { gameName, state } from "./state.js";
 import { onScreen, toast } from "./ui.js";
 import { $, h, playerLink } from "./util.js";
@@ -16,12 +17,12 @@ async function copy(text, what) {
 
 export function initRoom(app) {
   $("#copy-code").onclick = () => copy(state.race.code, "Code");
-  $("#copy-link").onclick = () => copy(state.race.link, "Link");
+  $("#copy-link").onclick = () => copy(shareableLink(state.race.link).url, "Link");
   $("#room-link").onfocus = (e) => e.target.select();
   if (navigator.share) {
     const share = $("#share-link");
     share.hidden = false;
-    share.onclick = () => navigator.share({ title: "Solitaire Race", text: `Race me at ${gameName(state.race.game)}!`, url: state.race.link }).catch(() => {});
+    share.onclick = () => navigator.share({ title: "Solitaire Race", text: `Race me at ${gameName(state.race.game)}!`, url: shareableLink(state.race.link).url }).catch(() => {});
   }
   $("#ready-btn").onclick = () => {
     const me = state.race.players.find((p) => p.id === state.me.id);
@@ -40,7 +41,10 @@ export function renderRoom() {
   $("#room-deal").textContent = `deal ${race.deal} · ${race.private ? "private" : "public"} · ${Math.round(race.time_limit_s / 60)} min`;
   $("#room-code").textContent = spacedCode(race.code);
   $("#room-code").dataset.code = race.code;
-  $("#room-link").value = race.link;
+  const share = shareableLink(race.link);
+  $("#room-link").value = share.url;
+  $("#room-local").replaceChildren(...(share.local ? localNotice() : []));
+  $("#room-local").hidden = !share.local;
   $("#room-count").textContent = `${race.players.length}/${race.max_players}`;
   $("#room-series").hidden = !race.series;
   $("#room-series").textContent = race.series ? seriesLine(race.series) : "";

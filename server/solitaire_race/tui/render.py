@@ -16,10 +16,13 @@ the network, so every drawing is tested as text (``tests/test_tui_render.py``).
 from __future__ import annotations
 
 import re
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
+from ..config import loopback_only
 from ..engine import all_games
 from ..engine.cards import RANK_LABELS, SUIT_SYMBOLS, label, parse_card
 
@@ -344,16 +347,15 @@ _HELP: dict[str, list[tuple[str, str]]] = {
     ],
     "persian-patience": [
         ("3>f  3f  3", "top card of pile 3 to a foundation"),
-        ("3>5  3 5  35", "top card of pile 3 onto pile 5: the next rank up in the other"),
-        ("", "colour, or any card onto an empty pile"),
+        ("3>5  3 5  35", "top card of pile 3 onto pile 5: the next rank up in the other colour, or any card "
+                         "onto an empty pile"),
         ("3", "pile 3's only move: home if it fits, else the one pile it fits"),
         ("r", "redeal (at most twice)"),
     ],
     "clock": [
-        ("p  (or Enter)", "put the card in hand under its hour and turn up that pile's"),
-        ("", "top face-down card (the first p turns up the centre's top card)"),
-        ("x7.1", "exchange the blocked fourth King for hour 7's 1st face-down card"),
-        ("", "from the top (once per game)"),
+        ("p  (or Enter)", "put the card in hand under its hour and turn up that pile's top face-down card (the "
+                          "first p turns up the centre's top card)"),
+        ("x7.1", "exchange the blocked fourth King for hour 7's 1st face-down card from the top (once per game)"),
     ],
     "parallels": [
         ("c2>A  c2>K", "the card at column c, row 2 to its Ace (up) or King (down) foundation"),
@@ -393,17 +395,31 @@ _HELP_LOBBY = [
 ]
 
 
-def help_lines(game_id: str | None) -> list[str]:
-    """The notation of ``game_id`` (docs/games/) and the client's commands."""
+def _help_rows(rows: list[tuple[str, str]], form_width: int, width: int) -> list[str]:
+    """Two columns, the text wrapped at word boundaries (never inside one) to leave the last
+    of ``width`` columns free, as every line of the screen does; its further lines under its
+    first."""
+    indent = " " * (form_width + 3)
+    lines = []
+    for form, text in rows:
+        first, *more = textwrap.wrap(text, max(20, width - 1 - len(indent)), break_on_hyphens=False) or [""]
+        lines.append(f"  {form:<{form_width}} {first}")
+        lines += [indent + line for line in more]
+    return lines
+
+
+def help_lines(game_id: str | None, width: int = 80) -> list[str]:
+    """The notation of ``game_id`` (docs/games/) and the client's commands, for a terminal
+    ``width`` columns wide."""
     lines = []
     if game_id is not None:
         lines.append(f"How to play {game_name(game_id)} (moves in the game's notation):")
-        lines += [f"  {form:<22} {text}" for form, text in _HELP.get(game_id, [])]
+        lines += _help_rows(_HELP.get(game_id, []), 22, width)
         lines.append("Commands:")
-        lines += [f"  {form:<22} {text}" for form, text in _HELP_COMMON]
+        lines += _help_rows(_HELP_COMMON, 22, width)
     else:
         lines.append("Commands:")
-        lines += [f"  {form:<26} {text}" for form, text in _HELP_LOBBY]
+        lines += _help_rows(_HELP_LOBBY, 26, width)
     return lines
 
 
@@ -543,7 +559,7 @@ def render_screen(screen: Screen, style: Style = PLAIN, width: int = 80, height:
 
     if screen.show_help:
         game_id = (screen.race or {}).get("game")
-        sections.append(help_lines(game_id if screen.phase in ("race", "finished") else None))
+        sections.append(help_lines(game_id if screen.phase in ("race", "finished") else None, width))
     elif screen.phase == "lobby":
         sections.append(
             [style.bold("Games")] + [f"  {g['id']:<17} {_clip(g['summary'], width - 21)}" for g in screen.games]
@@ -567,7 +583,10 @@ def render_screen(screen: Screen, style: Style = PLAIN, width: int = 80, height:
         sections.append(races)
     elif screen.phase == "room" and room is not None:
         code = room["code"]
-        sections.append([f"Share the code {style.bold(code)}: {room['link']}  or  solitaire-race play --join {code}"])
+        share = [f"Share the code {style.bold(code)}: {room['link']}  or  solitaire-race play --join {code}"]
+        if loopback_only(urlsplit(room["link"]).hostname or ""):
+            share.append(style.dim("  (this link opens on this computer only: serve with --host 0.0.0.0 for others)"))
+        sections.append(share)
         players = [style.bold(f"Players ({len(room['players'])}/{room['max_players']})")]
         for p in room["players"]:
             marks = []

@@ -27,7 +27,13 @@ export const persian = {
     return h(
       "div",
       { class: "layout-persian" },
-      h("div", { class: "top-row" }, foundations, h("div", { class: "controls" }, redeal)),
+      h(
+        "div",
+        { class: "top-row" },
+        // the order is this game's own: the Ace sits just below the 7
+        h("div", { class: "f-block" }, foundations, h("span", { class: "caption f-order" }, "foundations build A 7 8 9 10 J Q K")),
+        h("div", { class: "controls" }, redeal),
+      ),
       h("div", { class: "tableau eight" }, piles),
     );
   },
