@@ -5,6 +5,7 @@ One port serves both: websocket connections at ``/ws`` (each message handed to t
 ``/metrics`` (Prometheus text), and the static browser client under ``client/web/`` (``/``,
 ``/join/<code>`` and ``/ghost/<code>/<player id>`` serve its ``index.html``, ``/leaderboard`` its
 ``leaderboard.html``, ``/player/<id>`` its ``player.html``, ``/replay/<code>`` its ``replay.html``,
+``/watch/<code>`` its ``watch.html``,
 ``/rules/<game>`` its ``rules.html``).
 
 ``Server`` listens, makes a ``ws_connection.Connection`` of each client, puts a gateway
@@ -238,6 +239,8 @@ class HttpSite:
             path = "/index.html"
         elif path.startswith("/player/"):
             path = "/player.html"  # a player's page: player.js reads the id from the address
+        elif path.startswith("/watch/"):
+            path = "/watch.html"  # a race's standings, live: watch.js reads the code from the address
         elif path.startswith("/replay/"):
             path = "/replay.html"  # a finished race played back: replay.js reads the code from the address
         elif path == "/rules" or path.startswith("/rules/"):

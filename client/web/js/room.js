@@ -18,6 +18,7 @@ async function copy(text, what) {
 export function initRoom(app) {
   $("#copy-code").onclick = () => copy(state.race.code, "Code");
   $("#copy-link").onclick = () => copy(shareableLink(state.race.link).url, "Link");
+  $("#copy-watch").onclick = () => copy(watchLink(), "Spectator link");
   $("#room-link").onfocus = (e) => e.target.select();
   if (navigator.share) {
     const share = $("#share-link");
@@ -34,6 +35,9 @@ export function initRoom(app) {
 }
 
 /** The room as the latest room message says (state.race). */
+/** Where anyone can watch the race's standings live (watch.js): the join link's site. */
+const watchLink = () => shareableLink(state.race.link).url.replace(/\/join\/([A-Z]+)$/, "/watch/$1");
+
 export function renderRoom() {
   const race = state.race;
   const me = state.me.id;
@@ -43,6 +47,7 @@ export function renderRoom() {
   $("#room-code").dataset.code = race.code;
   const share = shareableLink(race.link);
   $("#room-link").value = share.url;
+  $("#room-watch").href = watchLink();
   $("#room-local").replaceChildren(...(share.local ? localNotice() : []));
   $("#room-local").hidden = !share.local;
   $("#room-count").textContent = `${race.players.length}/${race.max_players}`;
