@@ -144,6 +144,15 @@ def build() -> dict[str, Any]:
             "parameters": [{"name": "id", "in": "path", "required": True, "schema": player_id}],
             "responses": ok("PlayerProfileBody", "Games played and won per game, best times, daily streak."),
         }},
+        "/api/replays/par/{game}/{date}": {"get": {
+            "summary": "A daily challenge's par line, as a replay", "operationId": "parLine",
+            "description": "Once the day is over (`not_allowed` before: over HTTP nobody is identified; the websocket's "
+                           "`par_line` shows it to those who made their ranked attempt that day). One racer, "
+                           "`par`, a move a second.",
+            "parameters": [{"name": "game", "in": "path", "required": True, "schema": {"type": "string"}},
+                           {"name": "date", "in": "path", "required": True, "schema": date}],
+            "responses": ok("ReplayDataBody", "The par line."),
+        }},
         "/api/replays/{code}": {"get": {
             "summary": "A finished race, move by move", "operationId": "replay",
             "description": "Every racer's view of the deal and each move's race time and view changes. A daily "

@@ -184,6 +184,7 @@ async def test_every_frame_of_a_whole_race_matches_the_schema(app: App, clients:
     assert (await bob.expect("rematch_proposed"))["code"] == rematch["race"]["code"]
     assert (await phone.request({"type": "leave_race"}))["type"] == "left"
     assert (await bob.request({"type": "leave_race"}))["type"] == "left"
+    await refused(bob, {"type": "par_line", "game": GAME, "date": "2999-01-01"}, "not_found")
     replayed = await bob.request({"type": "replay", "code": code})
     assert replayed["type"] == "replay_data" and len(replayed["racers"]) == 2
     ghost_room = await bob.request({"type": "race_ghost", "code": code, "player_id": ann.player["id"]})
@@ -313,6 +314,7 @@ ACCEPTED = [
     {"type": "rematch", "same_deal": False},
     {"type": "replay", "code": "kxp-mrt"},
     {"type": "watch_race", "code": "kxp mrt"},
+    {"type": "par_line", "game": "cruel", "date": "2026-11-26"},
     {"type": "race_ghost", "code": "KXPMRT", "player_id": 1},
     {"type": "join_race", "code": "bcd-fgh"},
     {"type": "leave_race"},
@@ -366,6 +368,8 @@ REFUSED = [
     {"type": "rematch", "code": "BCDFGH"},
     {"type": "replay"},
     {"type": "watch_race", "code": ""},
+    {"type": "par_line", "game": "cruel"},
+    {"type": "par_line", "game": "cruel", "date": "26.11.2026"},
     {"type": "race_ghost", "code": "KXPMRT"},
     {"type": "race_ghost", "code": "KXPMRT", "player_id": 0},
     {"type": "replay", "code": ""},

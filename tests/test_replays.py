@@ -5,7 +5,9 @@ the move's race time; and a daily still being played is replayed only to those w
 
 from __future__ import annotations
 
+import asyncio
 import random
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,7 +15,9 @@ import pytest
 from solitaire_race.app import App
 from solitaire_race.engine import all_games, get_game, view_changes
 
-from .conftest import ON_BOTH_DATABASES, TEST_SECRET, http_json
+from .conftest import ON_BOTH_DATABASES, TEST_SECRET, Client, http_json, make_config
+from .databases import Database
+from .support import held_back_chooser
 
 pytestmark = ON_BOTH_DATABASES
 SECRET = TEST_SECRET.encode()
@@ -110,3 +114,43 @@ async def test_only_finished_races_are_replayed(app: App, clients: Any) -> None:
     assert (await http_json(app, "/api/replays/1234"))[0] == 404  # not a code at all
     bad = await ann.request({"type": "replay", "code": ""})
     assert bad["code"] == "bad_message"
+
+
+async def test_the_daily_par_line_is_replayed_once_the_ranked_attempt_is_made(
+    tmp_path: Path, database: Database
+) -> None:
+    gate = asyncio.Event()
+    gate.set()
+    app = await App.start(make_config(tmp_path, db_url=database.url), choose_daily=held_back_chooser(SECRET, gate))
+    try:
+        bob = await Client.connect(app)
+        await bob.hello("bob")
+        today = app.gateway.queries.today().isoformat()
+        challenge = (await bob.request({"type": "daily"}))["challenges"]
+        par = next(c["par"] for c in challenge if c["game"] == "clock")
+        ask = {"type": "par_line", "game": "clock", "date": today}
+        refused = await bob.request(ask)
+        assert refused["code"] == "not_allowed" and "ranked attempt" in refused["message"]
+        status, body = await http_json(app, f"/api/replays/par/clock/{today}")
+        assert status == 400 and body["error"]["code"] == "not_allowed"  # nobody is identified over HTTP
+
+        await bob.request({"type": "start_daily", "game": "clock"})
+        await bob.request({"type": "resign"})
+        await bob.expect("race_finished")
+        line = await bob.request(ask)
+        assert line["type"] == "replay_data" and line["code"] is None and line["daily_date"] == today
+        (racer,) = line["racers"]
+        assert (racer["name"], racer["player_id"], racer["timed"], racer["moves"]) == ("par", 0, False, par)
+        game = get_game("clock")
+        view = racer["view"]
+        for step in racer["steps"]:
+            view = view_changes.apply(view, step["changes"])
+        final = game.deal(line["deal"], SECRET)
+        for step in racer["steps"]:
+            final = game.apply(final, game.parse_move(step["move"]))
+        assert game.is_won(final) and view == game.view(final)  # the par line wins, in par moves
+        none = await bob.request({"type": "par_line", "game": "cruel", "date": today})
+        assert none["code"] == "not_found"  # its first candidate, chosen without the solver: no line kept
+        await bob.close()
+    finally:
+        await app.stop()

@@ -97,7 +97,10 @@ def solver_process(secret: bytes, nodes: int) -> Chooser:
         if worker.returncode != 0:
             raise RuntimeError(f"daily solver for {game} {day} exited with {worker.returncode}: {err.decode()[-500:]}")
         answer = json.loads(out)
-        return DailyChoice(int(answer["deal"]), answer["par"], int(answer["candidates"]))
+        line = answer.get("line")
+        return DailyChoice(
+            int(answer["deal"]), answer["par"], int(answer["candidates"]), tuple(line) if line is not None else None
+        )
 
     return choose
 
@@ -182,7 +185,9 @@ class DailyPlanner:
                 log.exception("choosing the %s challenge of %s failed; trying again later", game, day)
             raise not_ready(game, day) from exc
         self._failed.pop(key, None)
-        record = await self.store.daily_challenge(game, day.isoformat(), choice.deal, self.wall_clock(), par=choice.par)
+        record = await self.store.daily_challenge(
+            game, day.isoformat(), choice.deal, self.wall_clock(), par=choice.par, par_line=choice.line
+        )
         self.chosen += 1
         latest = self.candidates.get(game)
         if latest is None or latest[0] <= day:

@@ -192,6 +192,7 @@ class Outbox:
 _REPLY_TYPES: dict[type, str] = {
     p.Ping: "pong", p.ListGames: "games", p.ListRaces: "races", p.Daily: "daily_challenges",
     p.Leaderboard: "leaderboard_page", p.Profile: "player_profile", p.Hint: "hint_result", p.Replay: "replay_data",
+    p.ParLine: "replay_data",
 }
 
 
@@ -217,6 +218,7 @@ class Gateway:
         self._answers: dict[type, Callable[[Session, Any], Coroutine[Any, Any, dict[str, Any]]]] = {
             p.Ping: self._ping, p.ListGames: self._list_games, p.ListRaces: self._list_races, p.Daily: self._daily,
             p.Leaderboard: self._leaderboard, p.Profile: self._profile, p.Hint: self._hint, p.Replay: self._replay,
+            p.ParLine: self._par_line,
         }
         self._actions: dict[type, Callable[[PlayerRecord, Any], Coroutine[Any, Any, None]]] = {
             p.CreateRace: races.create_race, p.JoinRace: races.join_race, p.LeaveRace: races.leave_race,
@@ -464,6 +466,9 @@ class Gateway:
 
     async def _replay(self, session: Session, req: p.Replay) -> dict[str, Any]:
         return await self.queries.replay(req.code, session.player.id if session.player else None)
+
+    async def _par_line(self, session: Session, req: p.ParLine) -> dict[str, Any]:
+        return await self.queries.par_line(req.game, req.date, session.player.id if session.player else None)
 
     async def _watch(self, session: Session, req: p.WatchRace) -> None:
         """A connection watches a race under its own negative id (no player's): the outbox

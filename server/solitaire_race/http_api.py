@@ -21,6 +21,7 @@ from .store import StorageUnavailable
 _LEADERBOARD = re.compile(rf"^/api/leaderboard/({'|'.join(BOARDS)})/([a-z0-9-]{{1,32}})$")
 _PLAYER = re.compile(r"^/api/players/([^/]+)$")
 _REPLAY = re.compile(r"^/api/replays/([A-Za-z]{1,16})$")
+_PAR_LINE = re.compile(r"^/api/replays/par/([a-z0-9-]{1,32})/([0-9]{4}-[0-9]{2}-[0-9]{2})$")
 _RULES = re.compile(r"^/api/rules/([a-z0-9-]{1,32})$")
 _DIGITS = re.compile(r"[0-9]{1,16}")  # ASCII only: int() would also take " 7", "+7", "1_0" and "٧"
 log = logging.getLogger("solitaire_race.http_api")
@@ -72,6 +73,8 @@ async def handle(queries: Queries, path: str, query_string: str) -> tuple[int, d
             return 200, queries.rules(m.group(1))
         if m := _PLAYER.match(path):
             return 200, await queries.profile(_number(m.group(1), "the player id", 1, p.MAX_SAFE_INT))
+        if m := _PAR_LINE.match(path):  # as a replay; refused until the day is over (nobody is identified)
+            return 200, await queries.par_line(m.group(1), m.group(2), None)
         if m := _REPLAY.match(path):  # no identity over HTTP: a daily still being played is refused
             return 200, await queries.replay(m.group(1), None)
         return 404, _error(p.ErrorCode.NOT_FOUND, f"no such API path: {path[:80]}")

@@ -174,6 +174,13 @@ class RaceGhost(_Request, tag="race_ghost", frozen=True):
     player_id: PlayerId
 
 
+class ParLine(_Request, tag="par_line", frozen=True):
+    """A daily challenge's par line, as a replay (once your ranked attempt is made)."""
+
+    game: GameId
+    date: IsoDate
+
+
 class WatchRace(_Request, tag="watch_race", frozen=True):
     """Watch a race: its standings live, never a card."""
 
@@ -188,10 +195,10 @@ class Replay(_Request, tag="replay", frozen=True):
 
 Request = (
     Hello | ListGames | ListRaces | CreateRace | JoinRace | LeaveRace | Ready | StartRace | Move | Resign | Ping
-    | StartDaily | Daily | Leaderboard | Profile | Hint | Rematch | Replay | RaceGhost | WatchRace
+    | StartDaily | Daily | Leaderboard | Profile | Hint | Rematch | Replay | RaceGhost | WatchRace | ParLine
 )
 # Requests anyone may send before saying hello: browsing and watching need no identity.
-ANONYMOUS = (Hello, Ping, ListGames, Daily, Leaderboard, Profile, Replay, WatchRace)
+ANONYMOUS = (Hello, Ping, ListGames, Daily, Leaderboard, Profile, Replay, WatchRace, ParLine)
 REQUEST_TYPES = frozenset(cls.__struct_config__.tag for cls in Request.__args__)
 
 

@@ -18,7 +18,8 @@ from .daily import parse_day, streak, utc_day
 from .daily_planner import DailyPlanner
 from .engine import Game
 from .game_rules import rules_page
-from .store import DailyChallengeRecord, FinishedRaceRecord, LeaderboardEntry, LeaderboardPage, Store
+from .results import RacerOutcome
+from .store import DailyChallengeRecord, FinishedRaceRecord, LeaderboardEntry, LeaderboardPage, ResultRecord, Store
 
 DAILY_LIST_WAIT_S = 1.0  # how long a `daily` listing waits for challenges still being chosen
 
@@ -150,6 +151,33 @@ class Queries:
         return {
             "code": race.code, "game": race.game, "deal": race.deal_number, "daily_date": race.daily_date,
             "racers": replays.build(game, first, finished.results, game.parse_move),
+        }
+
+    async def par_line(self, game_id: str, date_text: str, viewer: int | None) -> dict[str, Any]:
+        """A daily challenge's par line as a replay (``replay_data``: one racer, "par", a move a
+        second): for a player who has made their ranked attempt that day, or anyone once the
+        day is over; never before (it is that day's solution)."""
+        game, day = self.game(game_id), self.day(date_text)
+        challenge = await self.store.find_daily_challenge(game.id, day.isoformat())
+        if challenge is None or challenge.par_line is None:
+            raise p.ProtocolError(p.ErrorCode.NOT_FOUND, f"no par line is kept for {game.id} on {day}")
+        if not self.practice_open(day) and (
+            viewer is None or await self.store.ranked_attempt(game.id, day.isoformat(), viewer) is None
+        ):
+            raise p.ProtocolError(
+                p.ErrorCode.NOT_ALLOWED,
+                f"the par line of {day} opens to you once you have made your ranked attempt (or once the day is over)",
+            )
+        first = game.deal(challenge.deal_number, self.secret)
+        total = game.progress(first).total
+        par = ResultRecord(
+            race_id=0, player_id=0, player_name="par", outcome=RacerOutcome.WON, rank=1, time_ms=None,
+            moves=len(challenge.par_line), home=total, total=total, move_log=challenge.par_line,
+            finished_at=self.wall_clock(),
+        )
+        return {
+            "code": None, "game": game.id, "deal": challenge.deal_number, "daily_date": day.isoformat(),
+            "racers": replays.build(game, first, [par], game.parse_move),
         }
 
     async def finished_race(self, code: str, viewer: int | None) -> FinishedRaceRecord:

@@ -4,6 +4,7 @@ the engine's view of that racer's position; reached from the end of a race."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -12,8 +13,8 @@ from playwright.async_api import Browser, expect
 from solitaire_race.app import App
 from solitaire_race.engine import get_game
 
-from ..conftest import TEST_SECRET
-from ..support import winnable_deal
+from ..conftest import TEST_SECRET, make_config
+from ..support import held_back_chooser, winnable_deal
 from .racer import BOARD_ZONES_JS, Racer
 from .views import expected_zones, normalized
 
@@ -94,3 +95,34 @@ async def test_a_race_is_replayed_side_by_side(app: App, browser: Browser, clien
 async def zones(board: Any) -> dict[str, list[str]]:
     """A replay board's zones, read as the race screen's are."""
     return dict(await board.locator(".replay-board").evaluate(BOARD_ZONES_JS))
+
+
+async def test_the_daily_par_line_opens_after_the_ranked_attempt(tmp_path: Path, browser: Browser) -> None:
+    gate = asyncio.Event()
+    gate.set()
+    app = await App.start(make_config(tmp_path), choose_daily=held_back_chooser(SECRET, gate))
+    ann = await Racer.open(browser, app.url)
+    try:
+        page = ann.page
+        await ann.sign_in("ann")
+        await page.click("#daily-list button[data-daily='clock']")
+        await page.click("#confirm-daily-start")
+        await ann.wait_board("clock")
+        await page.click("#resign-btn")
+        await page.click("#resign-btn")
+        link = page.locator("#results #par-line")
+        await expect(link).to_contain_text("Watch the par line (")
+        par = int((await link.inner_text()).split("(")[1].split()[0])
+        async with page.context.expect_page() as opened:
+            await link.click()
+        replay = await opened.value
+        board = replay.locator(".replay-racer")
+        await expect(board).to_have_count(1)
+        await expect(board.locator("h2")).to_contain_text("par")
+        await replay.locator("#replay-scrub").press("End")  # the scrubber to the end of the line
+        await expect(board).to_have_attribute("data-moves", str(par))
+        await expect(board.locator(".replay-status")).to_contain_text("won")
+        assert ann.errors == []
+    finally:
+        await ann.close()
+        await app.stop()

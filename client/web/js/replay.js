@@ -9,7 +9,9 @@ import { storage } from "./storage.js";
 import { $, h, playerLink } from "./util.js";
 import { applyChanges } from "./view-changes.js";
 
+// /replay/<race code>, or /replay/par/<game>/<date>: a daily challenge's par line.
 const code = location.pathname.match(/^\/replay\/([A-Za-z]{1,16})\/?$/)?.[1]?.toUpperCase() ?? null;
+const par = location.pathname.match(/^\/replay\/par\/([a-z0-9-]{1,32})\/(\d{4}-\d{2}-\d{2})\/?$/);
 const TICK_MS = 50;
 
 /** Each racer's views after 0, 1, 2... moves, and the race time of each move. */
@@ -29,7 +31,7 @@ function movesBy(line, ms) {
 /** The replay: over HTTP, or (a daily still being played, shown only to who played it) over
  * the websocket as this browser's player. */
 async function load() {
-  const res = await fetch(`/api/replays/${code}`);
+  const res = await fetch(par ? `/api/replays/par/${par[1]}/${par[2]}` : `/api/replays/${code}`);
   const body = await res.json();
   if (res.ok) return body;
   const token = storage.get("token");
@@ -39,7 +41,7 @@ async function load() {
   return new Promise((resolve, reject) => {
     ws.onopen = () => {
       ws.send(JSON.stringify({ type: "hello", token, id: 1 }));
-      ws.send(JSON.stringify({ type: "replay", code, id: 2 }));
+      ws.send(JSON.stringify(par ? { type: "par_line", game: par[1], date: par[2], id: 2 } : { type: "replay", code, id: 2 }));
     };
     ws.onmessage = (event) => {
       const m = JSON.parse(event.data);
@@ -65,7 +67,7 @@ function show(data) {
     for (const game of g.games) names.set(game.id, game.name);
     $("#replay-game").textContent = `Replay · ${names.get(data.game) ?? data.game}`;
   });
-  $("#replay-deal").textContent = data.daily_date ? `daily ${data.daily_date}` : `deal ${data.deal} · race ${data.code}`;
+  $("#replay-deal").textContent = data.code === null ? `daily ${data.daily_date} · the par line` : data.daily_date ? `daily ${data.daily_date}` : `deal ${data.deal} · race ${data.code}`;
   const scrub = $("#replay-scrub");
   scrub.max = String(end);
   const panels = lines.map((line) => {
@@ -73,8 +75,8 @@ function show(data) {
     const status = h("span", { class: "replay-status" });
     const content = h("div", { class: "board-content" });
     const panel = h("section", { class: "replay-racer", dataset: { playerId: String(r.player_id) } },
-      h("h2", {}, h("span", { class: "medal" }, String(r.rank)), " ", playerLink(r.player_id, r.name), " ", status,
-        h("a", { class: "race-ghost", href: `/ghost/${data.code}/${r.player_id}`, title: `race ${r.name}'s run on this deal (practice)` }, "Race this ghost")),
+      h("h2", {}, h("span", { class: "medal" }, String(r.rank)), " ", r.player_id ? playerLink(r.player_id, r.name) : r.name, " ", status,
+        data.code ? h("a", { class: "race-ghost", href: `/ghost/${data.code}/${r.player_id}`, title: `race ${r.name}'s run on this deal (practice)` }, "Race this ghost") : null),
       h("div", { class: "board replay-board" }, content),
     );
     return { line, status, content, panel, shown: -1 };
@@ -135,9 +137,8 @@ function show(data) {
   $("#replay-step").onclick = () => stepTo(1);
   $("#replay-back").onclick = () => stepTo(-1);
   scrub.oninput = () => {
+    at = Number(scrub.value); // before pause(), which draws the scrubber where the replay was
     pause();
-    at = Number(scrub.value);
-    draw();
   };
   addEventListener("keydown", (e) => {
     if (e.target instanceof HTMLInputElement || e.target instanceof HTMLSelectElement) return;
@@ -151,7 +152,7 @@ function show(data) {
   draw();
 }
 
-if (code === null) {
+if (code === null && !par) {
   $("#replay-error").textContent = "No such page: a replay is /replay/<race code>.";
   $("#replay-error").hidden = false;
 } else {

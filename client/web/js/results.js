@@ -96,6 +96,7 @@ export function renderResults(el, m, app, daily) {
         h("a", { class: "button", href: `/replay/${m.code}`, id: "watch-replay", target: "_blank", rel: "noopener" }, "Watch the replay"),
       ),
       daily?.ranked && mine ? shareBox(m, daily, mine, app) : null,
+      daily?.ranked && daily.par ? h("p", {}, h("a", { id: "par-line", href: `/replay/par/${encodeURIComponent(m.game)}/${daily.date}`, target: "_blank", rel: "noopener" }, `Watch the par line (${daily.par} moves)`)) : null,
       daily ? null : rematchOffer(m),
       h(
         "div",

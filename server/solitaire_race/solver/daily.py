@@ -45,11 +45,12 @@ DAILY_BUDGET = budget_for(DAILY_NODES)
 @dataclass(frozen=True, slots=True)
 class DailyChoice:
     """A day's deal for one game: its number, its par (None only without a solver) and how
-    many candidates were tried to find it, itself included."""
+    many candidates were tried to find it, itself included; and the line par counts."""
 
     deal: int
     par: int | None
     candidates: int
+    line: tuple[str, ...] | None = None
 
 
 class NoProvenDeal(RuntimeError):
@@ -69,7 +70,7 @@ def choose_daily(game: str, secret: bytes, day: date, budget: Budget = DAILY_BUD
             shorten_budget=budget.shorten_nodes,
         )
         if result.moves is not None:
-            return DailyChoice(number, len(result.moves), attempt + 1)
+            return DailyChoice(number, len(result.moves), attempt + 1, tuple(result.moves))
     raise NoProvenDeal(
         f"no {game} candidate of {day} was proved winnable ({CANDIDATES} tried, {budget.nodes} nodes each)"
     )
@@ -77,7 +78,7 @@ def choose_daily(game: str, secret: bytes, day: date, budget: Budget = DAILY_BUD
 
 def main() -> None:
     """Worker: read ``{"game", "secret" (hex), "day", "nodes"}``, print ``{"deal", "par",
-    "candidates"}``; exit with ``NO_PROVEN_DEAL`` (and the reason on stderr) if none is."""
+    "candidates", "line"}``; exit with ``NO_PROVEN_DEAL`` (and the reason on stderr) if none is."""
     # Players come first: the server's event loop shares these cores with this search.
     os.nice(10)
     request = json.load(sys.stdin)
@@ -89,7 +90,9 @@ def main() -> None:
     except NoProvenDeal as exc:
         print(exc, file=sys.stderr)
         sys.exit(NO_PROVEN_DEAL)
-    json.dump({"deal": choice.deal, "par": choice.par, "candidates": choice.candidates}, sys.stdout)
+    json.dump(
+        {"deal": choice.deal, "par": choice.par, "candidates": choice.candidates, "line": choice.line}, sys.stdout
+    )
 
 
 if __name__ == "__main__":

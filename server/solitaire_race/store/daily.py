@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import TypeVar
@@ -45,9 +45,11 @@ class DailyAndBoards:
             return None if row is None else challenge_record(row)
 
     async def daily_challenge(
-        self, game: str, date: str, deal_number: int, now: datetime, par: int | None = None
+        self, game: str, date: str, deal_number: int, now: datetime, par: int | None = None,
+        par_line: Sequence[str] | None = None,
     ) -> DailyChallengeRecord:
-        """The challenge of ``game`` on ``date``, created with ``deal_number`` and ``par`` if new.
+        """The challenge of ``game`` on ``date``, created with ``deal_number``, ``par`` and the
+        line par was counted on (``par_line``) if new.
 
         The first insert wins, so all processes sharing the database agree on the deal even
         if they chose it differently (another solver budget, an older version)."""
@@ -56,7 +58,10 @@ class DailyAndBoards:
             return found
         # A fresh transaction that starts with its write: in WAL mode a transaction that
         # read first cannot take the write lock once another writer has committed.
-        row = DailyChallenge(game=game, date=date, deal_number=deal_number, par=par, created_at=check_time(now))
+        line = None if par_line is None else "\n".join(par_line)
+        row = DailyChallenge(
+            game=game, date=date, deal_number=deal_number, par=par, par_line=line, created_at=check_time(now)
+        )
         await self._write(insert_unless_present(row))  # another process may have made it first
         found = await self.find_daily_challenge(game, date)
         assert found is not None

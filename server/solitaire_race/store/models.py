@@ -223,6 +223,7 @@ class DailyChallenge(Base):
     date: Mapped[str] = mapped_column(String(10), primary_key=True)  # ISO, UTC
     deal_number: Mapped[int] = mapped_column(BigInteger)
     par: Mapped[int | None]  # moves in the shortest known solution, when known
+    par_line: Mapped[str | None] = mapped_column(Text)  # that solution, a move per line (migration 0016)
     created_at: Mapped[datetime]
 
 

@@ -147,6 +147,7 @@ class DailyChallengeRecord:
     date: str  # ISO date, UTC
     deal_number: int
     par: int | None
+    par_line: tuple[str, ...] | None = None  # the line par was counted on, when kept
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,7 +49,10 @@ def split_move_times(text: str | None) -> tuple[int, ...] | None:
 
 
 def challenge_record(row: DailyChallenge) -> DailyChallengeRecord:
-    return DailyChallengeRecord(game=row.game, date=row.date, deal_number=row.deal_number, par=row.par)
+    return DailyChallengeRecord(
+        game=row.game, date=row.date, deal_number=row.deal_number, par=row.par,
+        par_line=split_move_log(row.par_line) if row.par_line is not None else None,
+    )
 
 
 def race_record(row: Race) -> RaceRecord:
