@@ -86,6 +86,24 @@ async def test_a_proposal_reaches_the_others_who_join_with_its_code(app: App, cl
     assert stored == [(room["race"]["code"],)]
 
 
+async def test_a_rematch_left_empty_gives_way_to_a_new_one_and_spectators_never_get_its_code(
+    app: App, clients: Any, database: Database
+) -> None:
+    ann, bob, cat = await clients("ann"), await clients("bob"), await clients("cat")
+    first = await race(ann, bob, cat)
+    spectator = await clients()
+    assert (await spectator.request({"type": "watch_race", "code": first["code"]}))["type"] == "watching"
+    made = await ann.request({"type": "rematch"})
+    await ann.request({"type": "leave_race"})  # its only racer leaves: the lobby is deleted
+    assert await database.query("SELECT COUNT(*) FROM races WHERE code = ?", made["race"]["code"]) == [(0,)]
+    again = await bob.request({"type": "rematch"})
+    assert again["type"] == "room" and again["race"]["code"] != made["race"]["code"]
+    assert (await cat.request({"type": "rematch"}))["race"]["code"] == again["race"]["code"]
+    # A private room's code is its racers': no spectator frame names it.
+    seen = list(spectator.inbox)
+    assert not any(m.get("type") == "rematch_proposed" or "rematch" in m.get("race", {}) for m in seen), seen
+
+
 async def test_best_of_three_is_decided_and_the_next_rematch_starts_a_new_series(app: App, clients: Any) -> None:
     ann, bob = await clients("ann"), await clients("bob")
     first = await race(ann, bob, best_of=3)

@@ -94,10 +94,17 @@ async def test_a_daily_being_played_is_replayed_only_to_who_played_it(app: App, 
     assert status == 400 and body["error"]["code"] == "not_allowed"
     assert (await ann.request({"type": "replay", "code": code}))["type"] == "replay_data"  # her own
 
-    # cat makes her own ranked attempt: then she may watch ann's
+    # cat's own ranked attempt: while it runs, ann's replay would be its solution; once over, she may watch
     await cat.request({"type": "start_daily", "game": "cruel"})
+    running = await cat.request({"type": "replay", "code": code})
+    assert running["code"] == "not_allowed"
     await cat.request({"type": "resign"})
     await cat.expect("race_finished")
+    # a page beside the app asks with cat's token, on a connection that said no hello: no takeover
+    page = await clients()
+    by_token = await page.request({"type": "replay", "code": code, "token": cat.token})
+    assert by_token["type"] == "replay_data"
+    assert (await page.request({"type": "replay", "code": code, "token": "nobody"}))["code"] == "bad_token"
     allowed = await cat.request({"type": "replay", "code": code})
     assert allowed["type"] == "replay_data" and allowed["daily_date"] == started["daily"]["date"]
     assert [s["move"] for s in allowed["racers"][0]["steps"]] != [] and allowed["racers"][0]["outcome"] == "resigned"
@@ -135,6 +142,7 @@ async def test_the_daily_par_line_is_replayed_once_the_ranked_attempt_is_made(
         assert status == 400 and body["error"]["code"] == "not_allowed"  # nobody is identified over HTTP
 
         await bob.request({"type": "start_daily", "game": "clock"})
+        assert (await bob.request(ask))["code"] == "not_allowed"  # not while the attempt runs
         await bob.request({"type": "resign"})
         await bob.expect("race_finished")
         line = await bob.request(ask)

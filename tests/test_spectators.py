@@ -121,6 +121,9 @@ async def test_watching_a_finished_race_a_missing_one_and_leaving(app: App, clie
     goer = await clients()
     assert (await goer.request({"type": "watch_race", "code": second}))["type"] == "watching"
     assert len(app.races.rooms[second].spectators) == 1
+    assert (await goer.request({"type": "watch_race", "code": code}))["type"] == "room"  # the finished one
+    assert app.races.rooms[second].spectators == set()  # one race at a time: the first is no longer watched
+    assert (await goer.request({"type": "watch_race", "code": second}))["type"] == "watching"
     await goer.close()
     for _ in range(100):  # the server notices the close within a moment
         if not app.races.rooms[second].spectators:

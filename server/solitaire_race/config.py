@@ -74,8 +74,8 @@ class Config:
         public_url = self.public_url.rstrip("/")
         if not public_url:
             host = self.host
-            if host in ANY_ADDRESS:
-                host = (reachable or reachable_address)() or "127.0.0.1"
+            if host in ANY_ADDRESS:  # 0.0.0.0 listens on IPv4 alone: no IPv6 address then
+                host = (reachable or (lambda: reachable_address(ipv6=host != "0.0.0.0")))() or "127.0.0.1"
             host = f"[{host}]" if ":" in host else host
             public_url = f"http://{host}:{port}"
         return replace(self, public_url=public_url, port=port, node_url=self.node_url.rstrip("/") or public_url)
@@ -92,11 +92,14 @@ def loopback_only(host: str) -> bool:
         return host.lower() == "localhost"
 
 
-def reachable_address() -> str | None:
+def reachable_address(ipv6: bool = True) -> str | None:
     """This machine's address on its network, as other machines reach it, or None when it
-    has none but loopback. The address the system would send from to a public address; a
-    UDP "connection" only picks the route, nothing is sent (so it works offline on a LAN)."""
-    for family, target in ((socket.AF_INET, "192.0.2.1"), (socket.AF_INET6, "2001:db8::1")):
+    has none but loopback. The address the system would send from to a public address (a
+    UDP "connection" only picks the route, nothing is sent; it needs a route, a default one
+    on most networks). IPv4 first; IPv6 only with ``ipv6`` (a server on ``0.0.0.0`` listens
+    on IPv4 alone)."""
+    families = ((socket.AF_INET, "192.0.2.1"), (socket.AF_INET6, "2001:db8::1"))
+    for family, target in families if ipv6 else families[:1]:
         try:
             with socket.socket(family, socket.SOCK_DGRAM) as probe:
                 probe.connect((target, 9))

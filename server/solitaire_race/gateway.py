@@ -464,11 +464,19 @@ class Gateway:
             raise p.ProtocolError(p.ErrorCode.NOT_IDENTIFIED, "say hello first, or name a player_id")
         return await self.queries.profile(player_id)
 
+    async def _viewer(self, session: Session, token: str | None) -> int | None:
+        """Who asks for a replay: the connection's player, or the one its ``token`` names (a
+        page beside the app proves who it is without signing in, which would take the
+        player's connection over from the app's tab)."""
+        if session.player is not None:
+            return session.player.id
+        return (await self.identity.who(token)).id if token is not None else None
+
     async def _replay(self, session: Session, req: p.Replay) -> dict[str, Any]:
-        return await self.queries.replay(req.code, session.player.id if session.player else None)
+        return await self.queries.replay(req.code, await self._viewer(session, req.token))
 
     async def _par_line(self, session: Session, req: p.ParLine) -> dict[str, Any]:
-        return await self.queries.par_line(req.game, req.date, session.player.id if session.player else None)
+        return await self.queries.par_line(req.game, req.date, await self._viewer(session, req.token))
 
     async def _watch(self, session: Session, req: p.WatchRace) -> None:
         """A connection watches a race under its own negative id (no player's): the outbox

@@ -14,6 +14,7 @@ from typing import Any
 
 from . import protocol as p
 from .config import Config
+from .engine import IllegalMove, NotationError
 from .interpreter import Interpreter
 from .queries import Queries
 from .replays import UNTIMED_STEP_MS
@@ -59,9 +60,12 @@ class Ghosts:
             return None
         code, _, player_id = race.ghost.partition(":")
         finished = await self.queries.store.finished_race(code)
-        if finished is None:
+        if finished is None or not player_id.isdigit():
             raise ValueError(f"the run raced against, {race.ghost}, is not stored")
-        return self.ghost_of(finished, int(player_id))
+        try:
+            return self.ghost_of(finished, int(player_id))
+        except (p.ProtocolError, IllegalMove, NotationError) as exc:  # its game gone, or its log no longer replays
+            raise ValueError(f"the run raced against, {race.ghost}, cannot be rebuilt: {exc}") from None
 
     def ghost_of(self, finished: FinishedRaceRecord, player_id: int) -> Ghost:
         """One racer's run of a finished race, as a ghost: its cards home after each move,

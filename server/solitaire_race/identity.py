@@ -53,6 +53,14 @@ class Identity:
         except NameTaken:
             raise await self._name_taken(name) from None
 
+    async def who(self, token: str) -> PlayerRecord:
+        """The player a token names, without signing in (a page beside the app, on a
+        connection of its own, proving who asks): ``bad_token`` if none."""
+        player = await self.store.player_by_token_hash(hash_token(token))
+        if player is None:
+            raise p.ProtocolError(p.ErrorCode.BAD_TOKEN, "unknown token")
+        return player
+
     async def _name_taken(self, name: str) -> p.ProtocolError:
         """The error for a name the store refused: it looks like another player's name.
         Names are checked, so ``!r`` shows them as they are."""

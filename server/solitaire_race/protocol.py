@@ -175,10 +175,11 @@ class RaceGhost(_Request, tag="race_ghost", frozen=True):
 
 
 class ParLine(_Request, tag="par_line", frozen=True):
-    """A daily challenge's par line, as a replay (once your ranked attempt is made)."""
+    """A daily challenge's par line, as a replay (once your ranked attempt is over)."""
 
     game: GameId
     date: IsoDate
+    token: Token | None = None  # who asks, on a connection that did not say hello (a page beside the app)
 
 
 class WatchRace(_Request, tag="watch_race", frozen=True):
@@ -191,6 +192,7 @@ class Replay(_Request, tag="replay", frozen=True):
     """A finished race, move by move, as each racer saw it."""
 
     code: Annotated[str, msgspec.Meta(min_length=1, max_length=16)]
+    token: Token | None = None  # who asks, on a connection that did not say hello (a page beside the app)
 
 
 Request = (

@@ -8,6 +8,7 @@ the message's fields as plain data; bad requests raise ``protocol.ProtocolError`
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
@@ -21,6 +22,7 @@ from .game_rules import rules_page
 from .results import RacerOutcome
 from .store import DailyChallengeRecord, FinishedRaceRecord, LeaderboardEntry, LeaderboardPage, ResultRecord, Store
 
+REPLAYS_KEPT = 200  # built replays kept (a few MB at most): asked for again, not rebuilt
 DAILY_LIST_WAIT_S = 1.0  # how long a `daily` listing waits for challenges still being chosen
 
 
@@ -31,6 +33,7 @@ class Queries:
     ) -> None:
         self.store = store
         self.secret = secret  # the server's deal secret: replays deal the race's cards again
+        self._replays: OrderedDict[str, dict[str, Any]] = OrderedDict()  # the latest built, by race code
         self.games = games
         self.planner = planner
         self.wall_clock = wall_clock
@@ -146,12 +149,19 @@ class Queries:
         solution (docs/protocol.md, replay)."""
         finished = await self.finished_race(code, viewer)
         race = finished.race
-        game = self.game(race.game)
-        first = game.deal(race.deal_number, self.secret)
-        return {
-            "code": race.code, "game": race.game, "deal": race.deal_number, "daily_date": race.daily_date,
-            "racers": replays.build(game, first, finished.results, game.parse_move),
-        }
+        built = self._replays.get(race.code)
+        if built is None:  # a finished race never changes: rebuilt by the engine once (~30 ms for 8 long games)
+            game = self.game(race.game)
+            first = game.deal(race.deal_number, self.secret)
+            built = {
+                "code": race.code, "game": race.game, "deal": race.deal_number, "daily_date": race.daily_date,
+                "racers": replays.build(game, first, finished.results, game.parse_move),
+            }
+            self._replays[race.code] = built
+            if len(self._replays) > REPLAYS_KEPT:
+                self._replays.popitem(last=False)
+        self._replays.move_to_end(race.code)
+        return built
 
     async def par_line(self, game_id: str, date_text: str, viewer: int | None) -> dict[str, Any]:
         """A daily challenge's par line as a replay (``replay_data``: one racer, "par", a move a
@@ -162,11 +172,11 @@ class Queries:
         if challenge is None or challenge.par_line is None:
             raise p.ProtocolError(p.ErrorCode.NOT_FOUND, f"no par line is kept for {game.id} on {day}")
         if not self.practice_open(day) and (
-            viewer is None or await self.store.ranked_attempt(game.id, day.isoformat(), viewer) is None
+            viewer is None or not await self.store.finished_ranked_attempt(game.id, day.isoformat(), viewer)
         ):
             raise p.ProtocolError(
                 p.ErrorCode.NOT_ALLOWED,
-                f"the par line of {day} opens to you once you have made your ranked attempt (or once the day is over)",
+                f"the par line of {day} opens to you once your ranked attempt is over (or once the day is)",
             )
         first = game.deal(challenge.deal_number, self.secret)
         total = game.progress(first).total
@@ -188,16 +198,19 @@ class Queries:
             raise p.ProtocolError(p.ErrorCode.NOT_FOUND, f"no finished race with code {code[:16]!r}")
         race, day = finished.race, finished.race.daily_date
         if day is not None and not self.practice_open(parse_day(day)):
-            racers = {r.player_id for r in finished.results}
-            done = viewer is not None and (
-                viewer in racers or await self.store.ranked_attempt(race.game, day, viewer) is not None
-            )
+            # Only once the viewer's own ranked attempt is over: one still running (it was
+            # this race, perhaps, resumed) must not see the day's solution.
+            done = viewer is not None and await self.store.finished_ranked_attempt(race.game, day, viewer)
             if not done:
                 raise p.ProtocolError(
                     p.ErrorCode.NOT_ALLOWED,
                     f"the daily challenge of {day} is still being played: its replays and ghosts open to you once "
-                    "you have made your own ranked attempt (or once the day is over)",
+                    "your own ranked attempt is over (or once the day is)",
                 )
+        if not finished.results:
+            raise p.ProtocolError(
+                p.ErrorCode.NOT_FOUND, f"race {race.code} was practice: no result of it is stored, nothing to replay"
+            )
         return finished
 
 

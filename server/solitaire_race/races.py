@@ -264,19 +264,22 @@ class Races(Rematches, Ghosts):
             unfinished = await self.store.race_by_code(code)
             if unfinished is not None and unfinished.status != "finished":
                 room = await self.placement.find(unfinished)  # or raises: it runs on another node
-        if room is None:
-            finished = await self.store.finished_race(code) if code else None
-            if finished is None:
-                raise p.ProtocolError(p.ErrorCode.NO_SUCH_RACE, f"no race with code {req.code[:16]!r}")
-            await self._send_finished(spectator, finished, req.id)
-            return
-        watched = self.seats.get(spectator)
+        finished = await self.store.finished_race(code) if room is None and code else None
+        if room is None and finished is None:
+            raise p.ProtocolError(p.ErrorCode.NO_SUCH_RACE, f"no race with code {req.code[:16]!r}")
+        watched = self.seats.pop(spectator, None)
         if watched is not None:
             watched.spectators.discard(spectator)  # one race at a time
+        if room is None:
+            assert finished is not None
+            await self._send_finished(spectator, finished, req.id, racer=False)
+            return
         self.seats[spectator] = room
         await self.interpreter.run(room, room.watch(spectator, self.clock()), reply=(spectator, req.id))
 
-    async def _send_finished(self, player_id: int, finished: FinishedRaceRecord, request_id: Any) -> None:
+    async def _send_finished(
+        self, player_id: int, finished: FinishedRaceRecord, request_id: Any, racer: bool = True
+    ) -> None:
         """A stored finished race, as a racer coming back to it sees it: its `room` (the
         reply), then `race_finished` with the ranking."""
         race = finished.race
@@ -291,7 +294,7 @@ class Races(Rematches, Ghosts):
         if series is not None:
             series = series.after([(r.player_id, r.player_name, r.rank) for r in finished.results])
         shown = {"series": series.to_json()} if series is not None and series.shown else {}
-        if race.rematch_code:  # who asked for it, and for which deal, was not stored: its code is enough to join
+        if race.rematch_code and racer:  # to its racers only (a private room's code); its code is enough to join
             summary["rematch"] = {"code": race.rematch_code}
         self.delivery.send(player_id, p.reply({"type": "room", "race": summary | shown}, request_id))
         message: dict[str, Any] = {

@@ -74,9 +74,13 @@ async def _recover_lobby(races: Races, race: RaceRecord, players: tuple[tuple[in
     if game is None or not players:
         await races.store.abandon_race(race.id)
         return
-    room = races.new_room(
-        race, game, race.time_limit_s, series=await races.series_of(race), ghost=await races.ghost_for(race)
-    )
+    try:
+        ghost = await races.ghost_for(race)
+    except ValueError as exc:  # a practice lobby whose run is gone: not brought back (it never started)
+        event(log, "lobby_not_resumed", logging.ERROR, race=race.id, code=race.code, reason=str(exc))
+        await races.store.abandon_race(race.id)
+        return
+    room = races.new_room(race, game, race.time_limit_s, series=await races.series_of(race), ghost=ghost)
     room.restore_lobby(players, now)
     event(log, "lobby_resumed", race=race.id, code=race.code, game=race.game, players=[pid for pid, _ in players])
     races.interpreter.schedule(room)

@@ -10,7 +10,9 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from . import protocol as p
+from .daily import candidate_deals
 from .interpreter import Interpreter
+from .queries import Queries
 from .room import Room, Score, Series, Status
 from .store import PlayerRecord, RaceRecord, Store
 
@@ -19,6 +21,8 @@ class Rematches:
     """``rematch`` and the series of the rooms ``Races`` makes and brings back."""
 
     store: Store
+    secret: bytes
+    queries: Queries
     seats: dict[int, Room]
     placement: Any
     interpreter: Interpreter
@@ -31,7 +35,7 @@ class Rematches:
     async def series_of(self, race: RaceRecord) -> Series | None:
         """A stored race's place in its series, with the score before it (None: a daily
         attempt): for the rooms brought back after a restart or a takeover."""
-        if race.kind == "daily":
+        if race.kind == "daily" or race.ghost is not None:  # practice against a run: no series, no rematch
             return None
         score = await self.store.series_wins(race.series, race.series_number) if race.series_number > 1 else []
         return Series(race.series, race.best_of, race.series_number, tuple(Score(*s) for s in score))
@@ -45,17 +49,30 @@ class Rematches:
                 p.ErrorCode.NOT_ALLOWED,
                 "a rematch is asked for from a finished race (not a daily attempt, nor a race against a ghost)",
             )
-        if room.rematch is None:
-            # One proposal at a time per race: whoever asks while it is being made joins it.
-            proposing = self._proposing.get(room)
-            if proposing is None:
-                proposing = asyncio.ensure_future(self._propose_rematch(player, room, req.same_deal))
-                self._proposing[room] = proposing
-                proposing.add_done_callback(lambda _: self._proposing.pop(room, None))
-            code = await asyncio.shield(proposing)
-        else:
-            code = room.rematch["code"]
-        await self.join_race(player, p.JoinRace(code=code, id=req.id))
+        code = await self._rematch_code(player, room, req.same_deal)
+        try:
+            await self.join_race(player, p.JoinRace(code=code, id=req.id))
+        except p.ProtocolError as exc:
+            if exc.code is not p.ErrorCode.NO_SUCH_RACE:
+                raise
+            # Its lobby was left empty, and deleted: the claim is let go, and a new one made.
+            await self.store.release_rematch(room.race_id, code)
+            if room.rematch is not None and room.rematch["code"] == code:
+                room.rematch = None
+            code = await self._rematch_code(player, room, req.same_deal)
+            await self.join_race(player, p.JoinRace(code=code, id=req.id))
+
+    async def _rematch_code(self, player: PlayerRecord, room: Room, same_deal: bool) -> str:
+        """The code of ``room``'s rematch: the one made already, or one made now. One
+        proposal at a time per race: whoever asks while it is being made gets it too."""
+        if room.rematch is not None:
+            return str(room.rematch["code"])
+        proposing = self._proposing.get(room)
+        if proposing is None:
+            proposing = asyncio.ensure_future(self._propose_rematch(player, room, same_deal))
+            self._proposing[room] = proposing
+            proposing.add_done_callback(lambda _: self._proposing.pop(room, None))
+        return await asyncio.shield(proposing)
 
     async def _propose_rematch(self, player: PlayerRecord, room: Room, same_deal: bool) -> str:
         """The rematch of ``room``, made now, unless another racer's came first (on another
@@ -63,6 +80,10 @@ class Rematches:
         series = room.series_now
         assert series is not None  # not a daily attempt: checked by the caller
         deal = room.deal_number if same_deal else secrets.randbelow(1_000_000_000)
+        if deal in candidate_deals(self.secret, room.game.id, self.queries.today()):
+            raise p.ProtocolError(  # as create_race: today's daily deal is played with start_daily only
+                p.ErrorCode.NOT_ALLOWED, "that is today's daily challenge deal: play it with start_daily"
+            )
         record = await self._new_race_record(
             room.game.id, deal, room.private, player.id, room.time_limit_s, best_of=series.best_of,
             series=series.next(), place=False,

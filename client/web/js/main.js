@@ -10,7 +10,7 @@ import { hideCountdown, initRoom, renderRoom, showCountdown } from "./room.js";
 import { confirmRankedAttempt, isRankedAttempt } from "./daily.js";
 import { clearPlay, gameName, state } from "./state.js";
 import { storage } from "./storage.js";
-import { banner, currentScreen, showScreen, toast } from "./ui.js";
+import { banner, currentScreen, hideToast, showScreen, toast } from "./ui.js";
 import { $ } from "./util.js";
 
 const CANNOT_JOIN = new Set(["no_such_race", "race_started", "room_full"]);
@@ -71,9 +71,14 @@ const app = {
    * ranked attempt is confirmed first; a deal still being prepared says so while it waits. */
   async startDaily(game, date = null) {
     if (isRankedAttempt(game, date) && !(await confirmRankedAttempt(game))) return;
-    const slow = setTimeout(() => toast(`Preparing today's ${gameName(game)} deal: it starts as soon as it is ready…`, "info", 60_000), SLOW_DAILY_MS);
+    let waited = false;
+    const slow = setTimeout(() => {
+      waited = true;
+      toast(`Preparing today's ${gameName(game)} deal: it starts as soon as it is ready…`, "info", 60_000);
+    }, SLOW_DAILY_MS);
     const reply = await this.send(date ? { type: "start_daily", game, date } : { type: "start_daily", game });
     clearTimeout(slow);
+    if (waited && reply?.type !== "error") hideToast(); // it is ready
     if (reply?.type === "error" && reply.code === "not_found") this.send({ type: "daily" }); // shows it as preparing
   },
 
@@ -145,6 +150,7 @@ function onWelcome(m) {
 
 function onRoom(m) {
   const r = m.race;
+  if (state.race?.code === r.code && state.race.rematch && !r.rematch) r.rematch = state.race.rematch; // told once
   state.follows = 0; // arrived
   banner("");
   state.race = r;

@@ -39,10 +39,9 @@ async function load() {
   const scheme = location.protocol === "https:" ? "wss" : "ws";
   const ws = new WebSocket(`${scheme}://${location.host}/ws`);
   return new Promise((resolve, reject) => {
-    ws.onopen = () => {
-      ws.send(JSON.stringify({ type: "hello", token, id: 1 }));
-      ws.send(JSON.stringify(par ? { type: "par_line", game: par[1], date: par[2], id: 2 } : { type: "replay", code, id: 2 }));
-    };
+    // The token proves who asks, without a hello: signing in here would take the player's
+    // connection over from the app's tab.
+    ws.onopen = () => ws.send(JSON.stringify(par ? { type: "par_line", game: par[1], date: par[2], token, id: 2 } : { type: "replay", code, token, id: 2 }));
     ws.onmessage = (event) => {
       const m = JSON.parse(event.data);
       if (m.id !== 2) return;

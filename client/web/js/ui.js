@@ -15,6 +15,12 @@ export function toast(text, kind = "error", ms = 3500) {
   toastTimer = setTimeout(() => (el.className = "toast"), ms);
 }
 
+/** Take a message down before its time (what it said is over). */
+export function hideToast() {
+  clearTimeout(toastTimer);
+  $("#toast").className = "toast";
+}
+
 export function banner(text, action = null) {
   const el = $("#banner");
   el.replaceChildren(text);

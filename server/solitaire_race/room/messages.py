@@ -29,7 +29,6 @@ def summary(room: Room) -> dict[str, Any]:
             for r in room.racers.values()
         ],
         **series_fields(room),
-        **({"rematch": room.rematch} if room.rematch else {}),
     }
 
 

@@ -274,8 +274,11 @@ class Room:
         if self.status is Status.RUNNING:
             racer.shown = racer.state
             return [Send((racer.id,), messages.started(self, racer, self.game.view(racer.state), now))]
-        if self.status is Status.FINISHED:
-            return [Send((racer.id,), messages.finished(self))]
+        if self.status is Status.FINISHED:  # and its rematch, to its racers only: a private room's code
+            effects: list[Effect] = [Send((racer.id,), messages.finished(self))]
+            if self.rematch is not None:
+                effects.append(Send((racer.id,), {"type": "rematch_proposed", "race": self.code, **self.rematch}))
+            return effects
         return []
 
     def restore(

@@ -90,6 +90,17 @@ class DailyAndBoards:
                 )
             )
 
+    async def finished_ranked_attempt(self, game: str, date: str, player_id: int) -> bool:
+        """Whether the player's ranked attempt at that challenge is over (not merely started):
+        only then may they see that day's solution (replays, ghosts, the par line)."""
+        async with self._sessions() as session:
+            race = await session.scalar(
+                select(Race.status).join(DailyAttempt, DailyAttempt.race_id == Race.id).where(
+                    DailyAttempt.game == game, DailyAttempt.date == date, DailyAttempt.player_id == player_id
+                )
+            )
+            return race == "finished"
+
     # --- leaderboards and profiles ------------------------------------------------------
 
     async def leaderboard(

@@ -43,6 +43,18 @@ class Series:
 
         return await self._write(write)
 
+    async def release_rematch(self, race_id: int, code: str) -> None:
+        """Let go of a finished race's rematch ``code`` (its lobby was deleted, empty), so
+        that a new one can be claimed; a later claim is left as it is."""
+
+        def write(session: Session) -> None:
+            session.execute(
+                update(Race).where(Race.id == race_id, Race.rematch_code == code).values(rematch_code=None)
+            )
+            session.commit()
+
+        await self._write(write)
+
     async def series_wins(self, series_id: int, before: int) -> list[tuple[int, str, int]]:
         """(player id, name, races won) of everyone who raced in the series' races numbered
         below ``before``, in the order they first raced (then by id): the first of each

@@ -44,6 +44,8 @@ def fetch(server: str, code: str) -> dict[str, Any]:
 
 def pick(replay: dict[str, Any], player: str | None) -> dict[str, Any]:
     racers = replay["racers"]
+    if not racers:
+        raise SystemExit(f"solitaire-race watch: race {replay['code']} has no stored result to replay")
     if player is None:
         return dict(racers[0])
     for r in racers:
