@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 DOCS = Path(__file__).resolve().parent
-BODIES = ("Games", "DailyChallenges", "LeaderboardPage", "PlayerProfile", "ReplayData")  # reply messages served over HTTP
+# reply messages served over HTTP
+BODIES = ("Games", "DailyChallenges", "LeaderboardPage", "PlayerProfile", "ReplayData")
 
 
 def body(defs: dict[str, Any], name: str) -> dict[str, Any]:
@@ -146,9 +147,9 @@ def build() -> dict[str, Any]:
         }},
         "/api/replays/par/{game}/{date}": {"get": {
             "summary": "A daily challenge's par line, as a replay", "operationId": "parLine",
-            "description": "Once the day is over (`not_allowed` before: over HTTP nobody is identified; the websocket's "
-                           "`par_line` shows it to those who made their ranked attempt that day). One racer, "
-                           "`par`, a move a second.",
+            "description": "Once the day is over (`not_allowed` before: over HTTP nobody is identified; the "
+                           "websocket's `par_line` shows it to those whose ranked attempt that day is over). One "
+                           "racer, `par`, a move a second.",
             "parameters": [{"name": "game", "in": "path", "required": True, "schema": {"type": "string"}},
                            {"name": "date", "in": "path", "required": True, "schema": date}],
             "responses": ok("ReplayDataBody", "The par line."),
