@@ -176,6 +176,8 @@ async def first_pick(page: Page, game_id: str, keys: list[str], screenshots: Pat
         await page.keyboard.press(key)
     await page.screenshot(path=screenshots / f"keyboard-{game_id}-target.png")
     await page.keyboard.press("Enter")
+    # the move made is said: which card went from where to where
+    await expect(page.locator("#announcer")).to_have_text(re.compile(r".+ from .+ (to|onto) .+\."))
 
 
 async def race_by_keyboard(
