@@ -54,16 +54,16 @@ def places(move: str) -> tuple[str, str | None] | str:
     raise AssertionError(f"no keys for {move!r}")
 
 
-# The keys of one move: the fewest arrow keys from the focused place to the source, Enter,
-# the fewest from there to the target, Enter. Found with the board's own rule for where an
-# arrow leads (keyboard.js's `neighbour`), so that all are pressed without a round trip each.
-# It first waits until the page shows `moves` moves (the board of the move before) and checks
-# that the focus is on the place the keys before led to (`was`, if it is still there). Left
-# and Right go round Clock's dial in order, so there it is Right as often as needed.
+# The keys of one move: the fewest navigation keys (arrows, Home, End) from the focused place
+# to the source, Enter, the fewest from there to the target, Enter. Found with the board's own
+# rule for where a key leads (keyboard.js's `destination`), so that all are pressed without a
+# round trip each. It first waits until the page shows `moves` moves (the board of the move
+# before) and checks that the focus is on the place the keys before led to (`was`, if it is
+# still there).
 MOVE_JS = """async ({src, dst, moves, was}) => {
   """ + MOVES_SHOWN_JS + """
   await movesShown(moves);
-  const {neighbour, ARROWS} = await import('/js/keyboard.js');
+  const {destination, NAV_KEYS} = await import('/js/keyboard.js');
   const all = [...document.querySelectorAll('#board [data-place]')];
   const placeOf = (key) => all.find((el) => el.dataset.place === key);
   const from = document.activeElement?.closest('[data-place]');
@@ -71,19 +71,18 @@ MOVE_JS = """async ({src, dst, moves, was}) => {
   if (was && placeOf(was) && from.dataset.place !== was) throw new Error(`at ${from.dataset.place}, not ${was}`);
   const ring = !!document.querySelector('#board [data-nav=ring]');
   const path = (a, b) => {
-    if (ring) return Array((all.indexOf(b) - all.indexOf(a) + all.length) % all.length).fill('ArrowRight');
     const way = new Map([[a, []]]);
     for (const queue = [a]; queue.length && !way.has(b); ) {
       const at = queue.shift();
-      for (const arrow of Object.keys(ARROWS)) {
-        const next = neighbour(at, all, ARROWS[arrow]);
+      for (const key of NAV_KEYS) {
+        const next = destination(at, all, key, ring);
         if (next && !way.has(next)) {
-          way.set(next, [...way.get(at), arrow]);
+          way.set(next, [...way.get(at), key]);
           queue.push(next);
         }
       }
     }
-    if (!way.has(b)) throw new Error(`the arrow keys do not lead from ${a.dataset.place} to ${b.dataset.place}`);
+    if (!way.has(b)) throw new Error(`the keys do not lead from ${a.dataset.place} to ${b.dataset.place}`);
     return way.get(b);
   };
   const source = placeOf(src);
@@ -114,7 +113,8 @@ async def axe_violations(page: Page, where: str, seen: dict[str, Any]) -> None:
     seen[where] = violations
 
 
-async def play_by_keyboard(racer: Racer, game_id: str, deal: int, line: tuple[str, ...], screenshots: Path) -> None:
+async def play_by_keyboard(racer: Racer, game_id: str, deal: int, line: tuple[str, ...], screenshots: Path) -> int:
+    """Win the game by keyboard; the number of keys pressed."""
     page = racer.page
     keyboard = page.keyboard
     # Tab from the race bar reaches the board (after the game's buttons): one Tab stop on it
@@ -128,6 +128,7 @@ async def play_by_keyboard(racer: Racer, game_id: str, deal: int, line: tuple[st
     if game_id == "clock":  # no card is picked up in Clock: its focus ring is seen here
         await page.screenshot(path=screenshots / "keyboard-clock-focus.png")
     was = None
+    presses = 0
     if game_id == "cruel":
         # an illegal move by keyboard: refused, and the server's reason is said (the toast is an alert)
         illegal, reason = an_illegal_build(get_game(game_id), get_game(game_id).deal(deal, SECRET))
@@ -147,17 +148,21 @@ async def play_by_keyboard(racer: Racer, game_id: str, deal: int, line: tuple[st
             # slower than the server's limit of moves per second
             await page.evaluate(f"async () => {{ {MOVES_SHOWN_JS}; await movesShown({i}); }}")
             await keyboard.press(step)
+            presses += 1
             continue
         source, target = step
         plan = await page.evaluate(MOVE_JS, {"src": source, "dst": target, "moves": i, "was": was})
         was = plan["to"]
         if i == 0 and target is not None:
             await first_pick(page, game_id, plan["keys"], screenshots)
+            presses += len(plan["keys"]) + 2  # and Escape, Enter
             continue
         for key in plan["keys"]:
             await keyboard.press(key)
+        presses += len(plan["keys"])
     await racer.expect_moves(len(line))
     await expect(page.locator("#announcer")).to_contain_text("You won!")
+    return presses
 
 
 async def first_pick(page: Page, game_id: str, keys: list[str], screenshots: Path) -> None:
@@ -182,7 +187,7 @@ async def first_pick(page: Page, game_id: str, keys: list[str], screenshots: Pat
 
 async def race_by_keyboard(
     browser: Browser, url: str, game_id: str, screenshots: Path, found: dict[str, Any], first: bool
-) -> tuple[Racer, float]:
+) -> tuple[Racer, float, int]:
     """One racer wins a solo race of `game_id` by keyboard; the first one also has the lobby,
     the room and the results checked by axe."""
     deal, line = winnable_deal(game_id, SECRET, first=FIRST_DEAL[game_id])
@@ -199,13 +204,13 @@ async def race_by_keyboard(
     await racer.wait_board(game_id)
     await axe_violations(page, f"board {game_id}", found)
     started = time.monotonic()
-    await play_by_keyboard(racer, game_id, deal, line, screenshots)
+    presses = await play_by_keyboard(racer, game_id, deal, line, screenshots)
     took = time.monotonic() - started
     await expect(page.locator("#results")).to_be_visible()
     if first:
         await axe_violations(page, "results", found)
         await page.screenshot(path=screenshots / "keyboard-results.png")
-    return racer, took
+    return racer, took, presses
 
 
 async def test_every_game_won_by_keyboard_and_axe_finds_nothing_serious(
@@ -218,11 +223,12 @@ async def test_every_game_won_by_keyboard_and_axe_finds_nothing_serious(
     await racer.page.click("#deal-leaderboard")
     await racer.page.wait_for_selector("#rows tr")
     await axe_violations(racer.page, "leaderboard", found)
-    print("keyboard games, seconds:", {g: round(t, 1) for g, (_, t) in zip(FIRST_DEAL, results, strict=True)})
+    spent = {g: (round(t, 1), n) for g, (_, t, n) in zip(FIRST_DEAL, results, strict=True)}
+    print("keyboard games (seconds, keys):", spent)
     for where, violations in found.items():
         for v in violations:
             print(f"axe {where}: {v['impact']} {v['id']}: {v['help']} {v['nodes']}")
     serious = {w: [v["id"] for v in vs if v["impact"] in ("serious", "critical")] for w, vs in found.items()}
     assert not any(serious.values()), serious
-    for r, _ in results:
+    for r, _, _ in results:
         assert r.errors == []

@@ -38,6 +38,19 @@ export function neighbour(from, places, [dx, dy]) {
   return best?.el ?? null;
 }
 
+/** The navigation keys (NAV_KEYS): where `key` leads from place `from` among `all`, or null. */
+export const NAV_KEYS = [...Object.keys(ARROWS), "Home", "End"];
+export function destination(from, all, key, ring) {
+  if (key === "Home") return all[0] ?? null;
+  if (key === "End") return all[all.length - 1] ?? null;
+  if (ring && (key === "ArrowLeft" || key === "ArrowRight")) {
+    // round a dial: Left and Right go to the previous and next place in order, wrapping
+    const i = all.indexOf(from);
+    return all[(i + (key === "ArrowRight" ? 1 : all.length - 1)) % all.length];
+  }
+  return neighbour(from, all, ARROWS[key]);
+}
+
 /**
  * @param {HTMLElement} content the board's content (its children are replaced at each redraw)
  * @param {object} opts
@@ -133,22 +146,14 @@ export function attachKeyboard(content, opts) {
   }
 
   function move(from, key) {
-    const all = places();
-    let to = null;
-    if (key === "Home") to = all[0];
-    else if (key === "End") to = all[all.length - 1];
-    else if (content.querySelector("[data-nav=ring]") && (key === "ArrowLeft" || key === "ArrowRight")) {
-      // round a dial: Left and Right go to the previous and next place in order, wrapping
-      const i = all.indexOf(from);
-      to = all[(i + (key === "ArrowRight" ? 1 : all.length - 1)) % all.length];
-    } else to = neighbour(from, all, ARROWS[key]);
+    const to = destination(from, places(), key, !!content.querySelector("[data-nav=ring]"));
     if (to) rove(to, true);
   }
 
   content.addEventListener("keydown", (event) => {
     const place = placeOf(event.target);
     if (!place || event.altKey || event.ctrlKey || event.metaKey) return;
-    if (event.key in ARROWS || event.key === "Home" || event.key === "End") move(place, event.key);
+    if (NAV_KEYS.includes(event.key)) move(place, event.key);
     else if (event.key === "Enter" || event.key === " ") activate(place);
     else if (event.key === "Escape") cancel();
     else if (event.key.toLowerCase() === "f") home(place);
@@ -168,6 +173,10 @@ export function attachKeyboard(content, opts) {
     gestures.send(move);
   });
 
+  // A card picked up or put down by click or drag is held (aria-pressed) for the keyboard too:
+  // this listener is added after the gestures' own on the board, so it runs after theirs.
+  content.parentElement.addEventListener("pointerup", () => markPicked());
+
   // A click on a place makes it the Tab stop, so Tab comes back where the player was.
   content.addEventListener("focusin", (event) => {
     const place = placeOf(event.target);
@@ -180,6 +189,8 @@ export function attachKeyboard(content, opts) {
     /** After a redraw: the same place (or the nearest) is the Tab stop again, focused if it was. */
     refresh(focus) {
       const all = places();
+      // a place's name lists its cards: the cards' own names are hidden, so each is read once
+      for (const img of content.querySelectorAll("[data-place] [role=img]")) img.setAttribute("aria-hidden", "true");
       let el = all.find((p) => p.dataset.place === current) ?? null;
       if (!el && lastAnchor && all.length) {
         const d = (p) => Math.hypot(anchor(p).x - lastAnchor.x, anchor(p).y - lastAnchor.y);
