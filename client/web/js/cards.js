@@ -24,7 +24,8 @@ export const cardsOnTop = (codes) => [...codes].reverse().map(cardName).join(" o
  * The attributes making an element a place of the board the keyboard moves between
  * (keyboard.js): a button named by `label` (its cards included, so they are read once), not
  * in the Tab order by itself (the board keeps one Tab stop). `key` names the place across
- * redraws, so the focus stays where it was after a move.
+ * redraws, so the focus stays where it was after a move. A place with data-away (a foundation)
+ * sends the focus back where a card put on it came from: the player goes on from there.
  */
 export function place(key, label, attrs = {}) {
   return { ...attrs, role: "button", tabindex: "-1", "aria-label": label, dataset: { ...(attrs.dataset || {}), place: key } };

@@ -67,7 +67,7 @@ export function describePileMove(move, before, after) {
 export function suitFoundations(tops, dst) {
   return h(
     "div",
-    place("f", foundationsLabel(tops, (i) => SUITS[i]), { class: "foundations", dataset: { dst } }),
+    place("f", foundationsLabel(tops, (i) => SUITS[i]), { class: "foundations", dataset: { dst, away: "" } }),
     tops.map((top, i) =>
       top ? h("div", { class: "pile single", dataset: { dst } }, card(top)) : slot(SUIT_SYMBOLS[SUITS[i]], { dataset: { dst } }),
     ),
@@ -91,7 +91,7 @@ export function twoWayPile(f) {
     "div",
     place(id, name, {
       class: `pile single foundation side-${f.side}`,
-      dataset: { dst: id },
+      dataset: { dst: id, away: "" },
       title: f.side === "A" ? "Ace foundation, built up" : "King foundation, built down",
     }),
     card(f.top, { dataset: { src: `fnd-${id}` } }),

@@ -11,7 +11,7 @@ export const persian = {
   render(view, ui) {
     const foundations = h(
       "div",
-      place("f", foundationsLabel(view.foundations, (i) => SUITS[Math.floor(i / 2)]), { class: "foundations eight", dataset: { dst: "f" } }),
+      place("f", foundationsLabel(view.foundations, (i) => SUITS[Math.floor(i / 2)]), { class: "foundations eight", dataset: { dst: "f", away: "" } }),
       view.foundations.map((top, i) =>
         top
           ? h("div", { class: "pile single", dataset: { dst: "f" } }, card(top))
