@@ -116,11 +116,12 @@ export function attachKeyboard(content, opts) {
       }
       const dst = place.dataset.kbDst ?? place.dataset.dst;
       const from = placeOf(content.querySelector(`[data-src="${held}"]`));
-      if (dst) gestures.drop(dst);
-      // put on a foundation, the card leaves play: back to where it came from, whose new top
-      // card is what the player (and a screen reader, reading the place) wants next
-      if (dst && "away" in place.dataset && from) rove(from, true);
-      else if (src) pick(src, place);
+      if (dst) {
+        gestures.drop(dst);
+        // put on a foundation, the card leaves play: back to where it came from, whose new top
+        // card is what the player (and a screen reader, reading the place) wants next
+        if ("away" in place.dataset && from) rove(from, true);
+      } else if (src) pick(src, place);
       else announce(`Nothing can be put on ${nameOf(place)}.`);
       markPicked();
       return;
