@@ -213,6 +213,8 @@ async def race_by_keyboard(
     presses = await play_by_keyboard(racer, game_id, deal, line, screenshots)
     took = time.monotonic() - started
     await expect(page.locator("#results")).to_be_visible()
+    # the keyboard goes on from the ranking, which covers the board
+    await expect(page.locator("#results").locator("a, button").first).to_be_focused()
     if first:
         await axe_violations(page, "results", found)
         await page.screenshot(path=screenshots / "keyboard-results.png")

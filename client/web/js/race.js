@@ -291,8 +291,11 @@ export class RaceScreen {
   showResults() {
     const m = state.play.finished;
     if (!m) return;
+    const onBoard = this.keys.hasFocus();
     renderResults($("#results"), m, this.app, m.daily ?? state.play.start?.daily);
     $("#results").hidden = false;
+    // the ranking covers the board: a keyboard player goes on from its first control
+    if (onBoard) $("#results").querySelector("a, button")?.focus();
   }
 
   /** Draw the board from the view; ``moved``: after my moves, the cards slide (motion.js). */
