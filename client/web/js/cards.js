@@ -31,6 +31,17 @@ export function place(key, label, attrs = {}) {
   return { ...attrs, role: "button", tabindex: "-1", "aria-label": label, dataset: { ...(attrs.dataset || {}), place: key } };
 }
 
+/**
+ * A board shown, not played (a replay): its places become pictures named with their cards,
+ * read once each, instead of buttons out of reach of the Tab key.
+ */
+export function showOnly(root) {
+  for (const el of root.querySelectorAll("[data-place]")) {
+    el.setAttribute("role", "img");
+    el.removeAttribute("tabindex");
+  }
+}
+
 /** A face-up card. */
 export function card(code, attrs = {}) {
   const rank = rankLabel(code[0]);
