@@ -106,7 +106,7 @@ FOCUSED_JS = "document.activeElement.closest('[data-place]')?.dataset.place"
 AXE_JS = """async () => {
   const result = await axe.run(document, {resultTypes: ['violations']});
   return result.violations.map((v) => ({id: v.id, impact: v.impact, help: v.help,
-    nodes: v.nodes.slice(0, 3).map((n) => n.target.join(' '))}));
+    nodes: v.nodes.slice(0, 3).map((n) => `${n.target.join(' ')}: ${n.any[0]?.message ?? ''}`)}));
 }"""
 
 
