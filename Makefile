@@ -15,6 +15,7 @@ run: $(STAMP)
 test: $(TEST_STAMP) $(CHROMIUM) $(NGINX)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
+	$(PY) -m tests.browser.axe_core  # the browser tests' accessibility checker, from the npm registry
 	CHROMIUM=$(CHROMIUM) $(VENV)/bin/python -m pytest $(PYTEST_ARGS)
 
 bench: $(TEST_STAMP)

@@ -52,7 +52,7 @@ const note = (text, cols) => h("tr", { class: "gap" }, h("td", { colspan: cols.l
 
 function syncControls() {
   $("#game").value = state.game;
-  for (const b of $("#boards").querySelectorAll("button")) b.setAttribute("aria-selected", String(b.dataset.board === state.board));
+  for (const b of $("#boards").querySelectorAll("button")) b.setAttribute("aria-pressed", String(b.dataset.board === state.board)); // toggle buttons: no tab panels
   $("#daily-controls").hidden = state.board !== "daily";
   $("#deal-controls").hidden = state.board !== "deal";
   $("#rate-controls").hidden = state.board !== "win_rate";

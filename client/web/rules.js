@@ -2,6 +2,7 @@
 // (GET /api/rules/<game>, from server/solitaire_race/game_rules.py, the one place it is
 // written); the picture is a real position the server dealt, drawn by the race screen's own
 // renderer (js/games/); the controls are js/help.js's, as the race screen's "?" shows them.
+import { showOnly } from "./js/cards.js";
 import { RENDERERS } from "./js/games/index.js";
 import { controlsFor, rulesUrl } from "./js/help.js";
 import { storage } from "./js/storage.js";
@@ -27,6 +28,7 @@ function drawExample(rules) {
   };
   $("#board").className = `board game-${rules.game} example`;
   $("#board .board-content").replaceChildren(renderer.render(rules.example.view, ui));
+  showOnly($("#board .board-content"));
   const moves = rules.example.moves;
   $("#rules-caption").textContent =
     `A real position: an example deal after ${moves.length} ${moves.length === 1 ? "move" : "moves"} (${moves.join(", ")}).`;

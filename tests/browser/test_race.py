@@ -103,6 +103,7 @@ async def test_two_pages_race_one_deal_to_the_ranking(app: App, browser: Browser
     await expect(ann.page.locator("#race-status")).to_contain_text("You won!")
     await expect(ann.page.locator("#board .celebration")).to_contain_text("Solved!")  # a moment, then gone
     await expect(ann_in_bobs_panel).to_have_attribute("data-outcome", "won")
+    await expect(bob.page.locator("#announcer")).to_contain_text("ann: won in ")  # told to a screen reader
     await expect(ann_in_bobs_panel.locator(".racer-status")).to_contain_text(":")  # a time
     await ann.page.screenshot(path=screenshots / "race-won-waiting.png")
 

@@ -210,5 +210,15 @@ export function attachGestures(root, opts) {
     if (drag) endDrag();
   });
 
-  return { clearSelection };
+  // The keyboard (keyboard.js) picks up and puts down through the same selection, so a card
+  // picked up by a key and put down by a click (or the other way round) is one move.
+  return {
+    clearSelection,
+    select,
+    selected: () => selection?.src ?? null,
+    /** Put the selection down on target `dst` (the renderer's moveFor makes the move). */
+    drop: (dst) => selection && send(opts.moveFor(selection.src, dst)),
+    /** Send a move that needs no target (a tap, a special key's move). */
+    send,
+  };
 }

@@ -29,6 +29,26 @@ export const CONTROLS = {
   "persian-patience": `${PILES} The foundations build A, 7, 8, 9, 10, J, Q, K. ${CHECKED}`,
 };
 
+// The same moves by keyboard (keyboard.js; docs/web-client.md, "Keyboard and screen readers").
+const NAV =
+  "Keyboard: Tab reaches the board; the arrow keys move between places (Home and End: the first and the last); " +
+  "Enter or Space picks up the focused card and, on another place, puts it down; Escape puts it back; F sends it home.";
+
+export const KEYS = {
+  perseverance: `${NAV} R redeals.`,
+  "perseverance-a": `${NAV} R redeals.`,
+  cruel: `${NAV} R redeals.`,
+  clock:
+    "Keyboard: Enter or P turns up the first card, then places the card in hand and turns up the next; Left and " +
+    "Right go round the dial. When the exchange is offered, Enter on an hour takes its top face-down card instead.",
+  parallels: `${NAV} S fills the gaps or deals a row.`,
+  patriarchs: `${NAV} S turns a card from the stock; R (or S on the empty stock) turns the waste over.`,
+  "persian-patience": `${NAV} R redeals.`,
+};
+
+/** The keys of a game, or the general ones for a game this page does not know. */
+export const keysFor = (game) => KEYS[game] ?? NAV;
+
 /** The controls of a game, or a general sentence for a game this page does not know. */
 export const controlsFor = (game) =>
   CONTROLS[game] ?? `Drag a card where it goes, or click it and then click the place. ${CHECKED}`;

@@ -3,16 +3,19 @@
 // Moves go to the server as {"type": "move"}; only its move_result changes the board. In an
 // practice of a past day's daily challenge (the only place the server answers hints) a Hint button asks for
 // the next move of a winning line and marks it on the board. The game itself is
-// state.play (state.js); the clock ticks only while this screen is shown.
+// state.play (state.js); the clock ticks only while this screen is shown. The board is also
+// played by keyboard (keyboard.js) and told to screen readers (announce.js).
+import { announce, ProgressNotes } from "./announce.js";
 import { formatTime, OUTCOME_LABELS } from "./format.js";
 import { attachGestures } from "./gestures.js";
+import { attachKeyboard } from "./keyboard.js";
 import { RENDERERS } from "./games/index.js";
-import { controlsFor, PAR_TITLE, rulesUrl } from "./help.js";
+import { controlsFor, keysFor, PAR_TITLE, rulesUrl } from "./help.js";
 import { celebrate, places, slide } from "./motion.js";
 import { RacersPanel } from "./opponents.js";
 import { renderResults } from "./results.js";
 import { clearPlay, clockMs, gameName, gameSummary, myRacer, startPlay, state, updateConnections, updateRacer } from "./state.js";
-import { onScreen, toast } from "./ui.js";
+import { currentScreen, onScreen, toast } from "./ui.js";
 import { $, h } from "./util.js";
 import { applyChanges } from "./view-changes.js";
 
@@ -49,6 +52,14 @@ export class RaceScreen {
       play: (moves) => this.play(moves),
       hint: (text) => toast(text, "info", 2500),
     });
+    this.keys = attachKeyboard(this.content, {
+      gestures: this.gestures,
+      renderer,
+      view: () => state.play.view,
+      announce,
+      active: () => currentScreen() === "race" && state.play.outcome === "playing" && !!state.play.view,
+    });
+    this.notes = new ProgressNotes();
     this.ui = { moveButton: (spec) => this.moveButton(spec) };
     const resign = $("#resign-btn");
     let unconfirm = null;
@@ -75,7 +86,9 @@ export class RaceScreen {
       $("#help-btn").setAttribute("aria-expanded", String(!help.hidden));
     };
     document.addEventListener("keydown", (event) => {
-      if (event.key === "Escape") this.gestures.clearSelection();
+      if (event.key !== "Escape") return;
+      this.gestures.clearSelection();
+      this.keys.markPicked();
     });
     let clock = null;
     onScreen("race", {
@@ -99,6 +112,7 @@ export class RaceScreen {
     $("#race-game").textContent = gameName(m.game);
     $("#race-rules").textContent = gameSummary(m.game);
     $("#race-controls").textContent = controlsFor(m.game);
+    $("#race-keys").textContent = keysFor(m.game);
     $("#race-rules-link").href = rulesUrl(m.game);
     $("#race-deal").textContent = m.daily
       ? `daily ${m.daily.date} · ${m.daily.practice ? "practice, unranked" : m.daily.ranked ? "ranked" : "replay, unranked"}${m.daily.par ? ` · par ${m.daily.par}` : ""}`
@@ -110,6 +124,8 @@ export class RaceScreen {
       : "";
     $("#race-par").hidden = !m.daily?.par;
     this.board.className = `board game-${m.game}`;
+    this.notes.reset();
+    this.keys.reset();
     const me = state.me;
     const game = renderer();
     updateRacer(me.id, {
@@ -120,8 +136,14 @@ export class RaceScreen {
       moves: m.moves,
       outcome: m.outcome,
     });
-    for (const o of m.opponents) updateRacer(o.player_id, o);
+    for (const o of m.opponents) {
+      updateRacer(o.player_id, o);
+      this.notes.note(o.player_id, state.play.racers.get(o.player_id));
+    }
+    const lost = !document.activeElement || document.activeElement === document.body;
     this.render();
+    // the Start button is gone with the room: the keyboard goes on from the board
+    if (lost) this.keys.focus();
   }
 
   moveButton({ label, detail, move, dim }) {
@@ -185,6 +207,7 @@ export class RaceScreen {
   onMoveResult(m) {
     const play = state.play;
     if (!play.start || !play.view) return;
+    const before = play.view;
     try {
       play.view = applyChanges(play.view, m.changes);
     } catch (error) {
@@ -209,9 +232,21 @@ export class RaceScreen {
       void this.board.offsetWidth; // restart the animation
       this.board.classList.add("shake");
     }
-    if (m.applied.length) this.render(true);
-    else this.renderStats();
+    if (m.applied.length) {
+      this.tell(m, before);
+      this.render(true);
+    } else this.renderStats();
     if (m.outcome === "won" && m.applied.length) celebrate(this.board);
+  }
+
+  /** Tell a screen reader what my move did (and how my game ended). */
+  tell(m, before) {
+    const describe = renderer()?.describe;
+    const said = m.applied.length === 1 && describe ? describe(m.applied[0], before, state.play.view) : null;
+    const words = [said ?? `${m.applied.length === 1 ? "Move" : "Moves"} ${m.applied.join(", ")}.`];
+    if (m.outcome === "won") words.push("You won!");
+    else if (m.outcome !== "playing") words.push(`Your game is over: ${OUTCOME_LABELS[m.outcome]}.`);
+    announce(words.join(" "));
   }
 
   onProgress(m) {
@@ -223,6 +258,7 @@ export class RaceScreen {
       if (m.time_ms !== null) play.endedMs = m.time_ms;
     }
     updateRacer(m.player_id, { ...m, me: mine });
+    if (!mine) this.notes.note(m.player_id, state.play.racers.get(m.player_id));
     this.renderStats();
   }
 
@@ -255,15 +291,20 @@ export class RaceScreen {
   showResults() {
     const m = state.play.finished;
     if (!m) return;
+    const onBoard = this.keys.hasFocus();
     renderResults($("#results"), m, this.app, m.daily ?? state.play.start?.daily);
     $("#results").hidden = false;
+    // the ranking covers the board: a keyboard player goes on from its first control
+    if (onBoard) $("#results").querySelector("a, button")?.focus();
   }
 
   /** Draw the board from the view; ``moved``: after my moves, the cards slide (motion.js). */
   render(moved = false) {
     this.gestures.clearSelection();
     const before = moved ? places(this.content) : null;
+    const focused = this.keys.hasFocus();
     this.content.replaceChildren(renderer().render(state.play.view, this.ui));
+    this.keys.refresh(focused);
     if (before) slide(this.content, before);
     this.renderStats();
   }

@@ -3,6 +3,7 @@
 // clock: play and pause, a move back or forward, a speed, and a scrubber over the race time.
 // The boards are drawn by the games' own renderers from the views the replay's changes make;
 // its buttons (redeal, stock) are drawn but do nothing here.
+import { showOnly } from "./cards.js";
 import { formatTime, OUTCOME_LABELS } from "./format.js";
 import { RENDERERS } from "./games/index.js";
 import { storage } from "./storage.js";
@@ -94,6 +95,7 @@ function show(data) {
       const n = movesBy(p.line, at);
       if (n !== p.shown) {
         p.content.replaceChildren(renderer.render(p.line.views[n], inert));
+        showOnly(p.content);
         p.shown = n;
         p.panel.dataset.moves = String(n);
       }

@@ -1,8 +1,8 @@
 // Parallels: up to ten rows of ten slots overlapping like columns, the eight two-way
 // foundations and the stock. Notation: "c2>A", "c2>K", "S:A>K", "s" (docs/games/parallels.md).
-import { card, slot, stack } from "../cards.js";
+import { card, cardName, place, slot, stack } from "../cards.js";
 import { h } from "../util.js";
-import { SUITS, twoWayHome, twoWayMove, twoWayPile, twoWaySide } from "./common.js";
+import { describeTwoWayMove, SUITS, twoWayHome, twoWayMove, twoWayPile, twoWaySide } from "./common.js";
 
 const COLUMNS = "abcdefghij";
 const slotAt = (view, id) => {
@@ -21,17 +21,25 @@ export const parallels = {
         const style = { "--r": r, "--c": c };
         cells.push(
           code
-            ? card(code, { class: free.has(id) ? "free" : "blocked", dataset: { src: id, slot: id }, style })
+            ? card(
+                code,
+                place(id, `Row ${r + 1}, column ${COLUMNS[c].toUpperCase()}: ${cardName(code)}, ${free.has(id) ? "free" : "blocked"}`, {
+                  class: free.has(id) ? "free" : "blocked",
+                  dataset: { src: id, slot: id },
+                  style,
+                }),
+              )
             : slot("", { class: "gap", style }),
         );
       }),
     );
     const hasGap = view.rows.some((row) => row.includes(null));
+    const stockWords = view.stock_count ? `${view.stock_count} cards, Enter or S ${hasGap ? "fills the gaps" : "deals a row"}` : "empty";
     const stock = h(
       "div",
       { class: "stock-area" },
-      stack(view.stock_count, { dataset: { tap: "s" }, class: "stock" }, "empty"),
-      h("span", { class: "caption" }, view.stock_count ? (hasGap ? "fill the gaps" : "deal a row") : "stock empty"),
+      stack(view.stock_count, place("stock", `Stock: ${stockWords}`, { dataset: { tap: "s" }, class: "stock" }), "empty"),
+      h("span", { class: "caption", "aria-hidden": "true" }, view.stock_count ? (hasGap ? "fill the gaps" : "deal a row") : "stock empty"),
     );
     // each suit's Ace foundation (built up) beside its King foundation (built down)
     const foundations = h(
@@ -57,4 +65,9 @@ export const parallels = {
     return code ? `${src}>${twoWaySide(code, view.foundations)}` : null;
   },
   progress: (view) => twoWayHome(view.foundations),
+  keys: () => ({ s: "s" }), // S deals from the stock
+  describe(move, before, after) {
+    if (move === "s") return `Dealt from the stock: ${after.stock_count} cards left.`;
+    return describeTwoWayMove(move, before, (src) => slotAt(before, src), (src) => `row ${src.slice(1)}, column ${src[0].toUpperCase()}`);
+  },
 };

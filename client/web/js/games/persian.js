@@ -1,8 +1,8 @@
 // Persian Patience: eight piles fanned down, eight foundations (two per suit), two redeals.
 // Notation: "3>f", "3>5", "r" (docs/games/persian-patience.md).
-import { card, fan, slot, SUIT_SYMBOLS } from "../cards.js";
+import { card, fan, place, slot, SUIT_SYMBOLS } from "../cards.js";
 import { h } from "../util.js";
-import { pileHomeFor, pileMoveFor, pileMoveZones, SUITS } from "./common.js";
+import { describePileMove, foundationsLabel, pileHomeFor, pileLabel, pileMoveFor, pileMoveZones, SUITS } from "./common.js";
 
 const ORDER = "A789TJQK"; // this game's ranks, low to high
 
@@ -11,7 +11,7 @@ export const persian = {
   render(view, ui) {
     const foundations = h(
       "div",
-      { class: "foundations eight", dataset: { dst: "f" } },
+      place("f", foundationsLabel(view.foundations, (i) => SUITS[Math.floor(i / 2)]), { class: "foundations eight", dataset: { dst: "f", away: "" } }),
       view.foundations.map((top, i) =>
         top
           ? h("div", { class: "pile single", dataset: { dst: "f" } }, card(top))
@@ -21,7 +21,7 @@ export const persian = {
     const piles = view.piles.map((cards, i) => {
       const id = `p${i + 1}`;
       const els = cards.map((code, j) => card(code, { dataset: j === cards.length - 1 ? { src: id } : {} }));
-      return fan(els, { dataset: { dst: id, pick: id, pile: String(i + 1) } });
+      return fan(els, place(id, pileLabel(i + 1, cards), { dataset: { dst: id, pick: id, pile: String(i + 1) } }));
     });
     const redeal = ui.moveButton({ label: "Redeal", detail: `${view.redeals_left} left`, move: "r", dim: !view.redeal_allowed });
     return h(
@@ -40,6 +40,8 @@ export const persian = {
   moveFor: pileMoveFor,
   homeFor: pileHomeFor,
   zonesOf: pileMoveZones,
+  describe: describePileMove,
+  keys: () => ({ r: "r" }), // R redeals
   progress(view) {
     return view.foundations.reduce((sum, top) => sum + (top ? ORDER.indexOf(top[0]) + 1 : 0), 0);
   },
