@@ -62,7 +62,10 @@ async def test_a_rematch_keeps_the_group_together_and_scores_the_series(
     await both_resign(bob, ann)  # bob first this time: 1-1
     for racer in (ann, bob):
         await expect(racer.page.locator("#results-series")).to_have_text("Best of 3 · race 2 · ann 1 – bob 1")
-    await asyncio.gather(ann.page.click("#rematch-same"), bob.page.click("#rematch-same"))
+    # Both at once, each with the button their page shows then: the other's proposal may
+    # already have turned theirs into "Join the rematch" (a click that waited would miss it).
+    press = "(document.querySelector('#rematch-same') || document.querySelector('#join-rematch')).click()"
+    await asyncio.gather(ann.page.evaluate(press), bob.page.evaluate(press))
     for racer in (ann, bob):
         await expect(racer.page.locator("#screen-room")).to_be_visible()
         await expect(racer.page.locator("#room-players li")).to_have_count(2)
