@@ -48,6 +48,7 @@ equal); ``None`` means "touches everything".
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Hashable
 from typing import Any, Generic, TypeVar
 
@@ -187,6 +188,7 @@ class PerseveranceKnowledge(Knowledge[PerseveranceState]):
         return buried_for_good(first[:4])
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a move changes one or two piles: most are seen before
 def blockers(pile: tuple[int, ...], height: Any = None) -> int:
     """How many cards of the pile lie above a lower card of their suit (they must move
     away before that card can go home). ``height`` maps a rank to its place in the
