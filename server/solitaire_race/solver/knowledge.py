@@ -150,6 +150,10 @@ class PerseveranceKnowledge(Knowledge[PerseveranceState]):
             self.best_first_share = 0.3
             self.playout_share = 0.4
             self.score_children = True
+        else:  # some wins lie far down depth-first's order (Perseverance 164, 165: 2k and 40k
+            # nodes so, unknown at 300k without); small shares keep proofs cheap (1.4x nodes)
+            self.best_first_share = 0.15
+            self.playout_share = 0.15
 
     def score(self, state: PerseveranceState) -> float:
         return 4 * sum(state.foundations) - sum(map(blockers, state.piles))
