@@ -26,7 +26,8 @@ from solitaire_race.engine.patriarchs import PatriarchsState
 from solitaire_race.engine.perseverance import PerseveranceState
 from solitaire_race.engine.persian import ORDER, PersianState
 from solitaire_race.solver import CANDIDATES, Budget, DailyChoice, NoProvenDeal, choose_daily, hint, solve, verify
-from solitaire_race.solver.knowledge import Knowledge, buried_for_good, knowledge_for, play_out
+from solitaire_race.solver.knowledge import Knowledge, knowledge_for, play_out
+from solitaire_race.solver.piles import buried_for_good
 from solitaire_race.solver.search import search
 
 from .conftest import TEST_SECRET
