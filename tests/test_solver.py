@@ -327,7 +327,7 @@ def test_clock_search_tries_every_exchange() -> None:
 
 # --- the daily deal -----------------------------------------------------------------------------
 def test_choose_daily_is_the_first_candidate_proved_winnable() -> None:
-    day, budget = date(2026, 3, 15), Budget(nodes=3_000, shorten_nodes=20_000)
+    day, budget = date(2026, 3, 16), Budget(nodes=3_000, shorten_nodes=20_000)
     chosen = choose_daily("perseverance", SECRET, day, budget)
     assert chosen == choose_daily("perseverance", SECRET, day, budget)  # deterministic
     game = get_game("perseverance")
