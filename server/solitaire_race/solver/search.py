@@ -23,9 +23,12 @@ Depth-first (``DepthFirst``), the one that can prove a deal unwinnable:
   reductions).
 
 Best-first (``BestFirst``) expands the position with the best knowledge score next (ties:
-the earlier one). It cannot use sleep sets, so it only helps where the knowledge says
+the earliest). It cannot use sleep sets, so it only helps where the knowledge says
 depth-first ordering is a poor guide (``Knowledge.best_first_share``); if it runs out of
 positions, that too proves the deal unwinnable (it tried every edge of every position).
+A second best-first (``Knowledge.newest_first_share``) breaks ties by the newest position
+instead, following a plateau down one line rather than across it: the two win different
+deals (Persian Patience runs both).
 
 Playouts (``Playouts``), where neither order finds wins (Parallels, Patriarchs:
 ``Knowledge.playout_share``): a line is played out at random (by the game's playout
@@ -205,7 +208,7 @@ class DepthFirst:
 class BestFirst:
     """A resumable best-first search for a win: the best-scoring position is expanded next."""
 
-    def __init__(self, game: Game[Any], know: Knowledge[Any], root: Any) -> None:
+    def __init__(self, game: Game[Any], know: Knowledge[Any], root: Any, newest: bool = False) -> None:
         self.game = game
         self.know = know
         root_key = know.key(root)
@@ -213,6 +216,9 @@ class BestFirst:
         self.parent: dict[Hashable, tuple[Hashable, Edge] | None] = {root_key: None}
         self.heap: list[tuple[float, int, Any]] = [(-know.score(root), 0, root)]
         self.count = 0
+        # Ties (equal scores) go to the oldest position, or with ``newest`` to the newest: a
+        # plateau is then followed down one line (depth-first) instead of across.
+        self.tie = -1 if newest else 1
         self.result: Found | None = None
 
     def run(self, guard: _Guard, until: int) -> Found | None:
@@ -243,7 +249,7 @@ class BestFirst:
                     self.result = Found("won", self._line(child_key), guard.nodes, 0)
                     return self.result
                 self.count += 1
-                heapq.heappush(heap, (-know.score(child), self.count, child))
+                heapq.heappush(heap, (-know.score(child), self.tie * self.count, child))
         self.result = Found("unwinnable", None, guard.nodes, 0)
         return self.result
 
@@ -289,17 +295,21 @@ class Playouts:
 def search(
     game: Game[Any], know: Knowledge[Any], root: Any, *, node_budget: int, time_budget_s: float | None
 ) -> Found:
-    """Depth-first, taking turns with best-first and the playouts when the knowledge gives
-    them a share of the budget (``best_first_share``, ``playout_share``); the playouts
+    """Depth-first, taking turns with best-first (oldest or newest first on ties) and the
+    playouts when the knowledge gives them a share of the budget (``best_first_share``,
+    ``newest_first_share``, ``playout_share``); the playouts
     first get a head start where the knowledge gives them one (``playout_head_start``)."""
     if game.is_won(root):
         return Found("won", (), 0, 1)
     guard = _Guard(node_budget, time_budget_s)
     dfs = DepthFirst(game, know, root)
     bfs = BestFirst(game, know, root) if know.best_first_share > 0 else None
+    newest = BestFirst(game, know, root, newest=True) if know.newest_first_share > 0 else None
     playouts = Playouts(game, know, root) if know.playout_share > 0 else None
-    helpers = [(bfs, know.best_first_share), (playouts, know.playout_share)]
-    dfs_share = 1 - know.best_first_share - know.playout_share
+    helpers: list[tuple[BestFirst | Playouts | None, float]] = [
+        (bfs, know.best_first_share), (newest, know.newest_first_share), (playouts, know.playout_share)
+    ]
+    dfs_share = 1 - know.best_first_share - know.newest_first_share - know.playout_share
     slice_ = _FIRST_SLICE
     found: Found | None = None
     if playouts is not None and know.playout_head_start:
@@ -312,5 +322,6 @@ def search(
         if found is None and (guard.nodes >= node_budget or guard.timed_out()):
             found = Found("unknown", None, guard.nodes, 0)
         slice_ *= 2
-    positions = len(dfs.table) + (len(bfs.parent) if bfs else 0) + (len(playouts.positions) if playouts else 0)
+    positions = len(dfs.table) + sum(len(b.parent) for b in (bfs, newest) if b)
+    positions += len(playouts.positions) if playouts else 0
     return Found(found.status, found.moves, guard.nodes, positions)
