@@ -16,7 +16,7 @@ test: $(TEST_STAMP) $(CHROMIUM) $(NGINX)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/mypy
 	$(PY) -m tests.browser.axe_core  # the browser tests' accessibility checker, from the npm registry
-	CHROMIUM=$(CHROMIUM) $(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+	CHROMIUM=$(CHROMIUM) $(VENV)/bin/python -m pytest -n 2 $(PYTEST_ARGS)
 
 bench: $(TEST_STAMP)
 	$(PY) bench/run.py $(BENCH_ARGS)

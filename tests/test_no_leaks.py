@@ -447,10 +447,11 @@ def test_no_request_can_name_another_players_game() -> None:
     assert fields["resign"] == {"id"}
     for action in GAME_ACTIONS:
         assert not any(PLAYERISH.search(f) for f in fields[action]), (action, fields[action])
-    # Only identity (your own token), public profiles and a ghost name a player at all: a
-    # ghost is a run of a finished race, whose replay the player may see (test_ghosts.py).
+    # Only identity (your own token, also proving who asks for a replay or a par line on a
+    # page beside the app), public profiles and a ghost name a player at all: a ghost is a
+    # run of a finished race, whose replay the player may see (test_ghosts.py).
     naming = {tag for tag, names in fields.items() if any(PLAYERISH.search(f) for f in names)}
-    assert naming == {"hello", "profile", "race_ghost"}, naming
+    assert naming == {"hello", "profile", "race_ghost", "replay", "par_line"}, naming
 
 
 async def test_a_racer_cannot_see_or_change_another_racers_game(app: App, clients: Any) -> None:
