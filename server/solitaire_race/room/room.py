@@ -24,7 +24,6 @@ Bad requests raise ``RoomError(code, message)`` and change nothing.
 
 from __future__ import annotations
 
-import enum
 import functools
 from collections.abc import Sequence
 from typing import Any
@@ -34,32 +33,15 @@ from ..engine.base import StuckSearch
 from ..engine.view_changes import Change
 from ..results import RacerOutcome
 from . import messages
+from .beyond import Beyond
 from .effects import CheckStuck, Effect, LogMoves, Played, RecordStart, SaveEntrants, SaveResults, Send
 from .ghost import Ghost
 from .racer import ENDED_AS, Racer, rebuilt, seen
 from .results import Result, rank, verify
 from .series import Series
-
-
-class Status(str, enum.Enum):
-    LOBBY = "lobby"
-    COUNTDOWN = "countdown"
-    RUNNING = "running"
-    CLOSING = "closing"  # over; results being saved
-    FINISHED = "finished"
-
-
-class RoomError(Exception):
-    """A request the room refuses; ``code`` is the protocol's stable error code."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
+from .status import RoomError, Status
 
 MAX_MOVES_PER_MESSAGE = 64
-# A game's end as the racer's outcome (the engine's vocabulary into the race's).
 
 
 def parse_move(game: Game[Any], text: str) -> tuple[Move, str]:
@@ -68,7 +50,7 @@ def parse_move(game: Game[Any], text: str) -> tuple[Move, str]:
     return move, game.format_move(move)
 
 
-class Room:
+class Room(Beyond):
     def __init__(
         self,
         *,
@@ -486,27 +468,6 @@ class Room:
             raise RuntimeError("results_saved() without a pending save")
         self.status = Status.FINISHED
         return [self._room_message(), self._to_all(messages.finished(self))]
-
-    @property
-    def series_now(self) -> Series | None:
-        """The race's series as it stands: with this race's result once it is over."""
-        if self.series is None or not self.results:
-            return self.series
-        return self.series.after([(r.player_id, r.name, r.rank) for r in self.results])
-
-    def rematch_proposed(self, code: str, by: tuple[int, str], same_deal: bool) -> list[Effect]:
-        """A racer asked for a rematch, race ``code``: the others are invited to it."""
-        if self.status is not Status.FINISHED:
-            raise RoomError("not_allowed", f"race {self.code} is not over yet: a rematch comes after it")
-        self.rematch = {"code": code, "by": {"id": by[0], "name": by[1]}, "same_deal": same_deal}
-        invited = tuple(r.id for r in self.racers.values() if r.connected)  # racers, not spectators
-        return [Send(invited, {"type": "rematch_proposed", "race": self.code, **self.rematch})]
-
-    def watch(self, spectator: int, now: float) -> list[Effect]:
-        """A spectator starts watching: the race as everyone sees it, never a card."""
-        self.spectators.add(spectator)
-        over = [Send((spectator,), messages.finished(self))] if self.status is Status.FINISHED else []
-        return [Send((spectator,), messages.watching(self, now)), *over]
 
     # --- messages (built in messages.py) ---------------------------------------------
     def summary(self) -> dict[str, Any]:
