@@ -77,7 +77,7 @@ async def test_the_ghost_keeps_its_recorded_pace_and_the_race_is_never_ranked(
     assert finished["ghost"] == {
         "code": recorded["code"], "player_id": ann.player["id"], "name": "ann", "outcome": "won",
         "time_ms": recorded["ranking"][0]["time_ms"], "moves": len(LINE), "home": 52, "total": 52,
-        "would_rank": 2, "of": 2,
+        "would_rank": 2, "of": 2, "board": "race", "date": None,
     }
     # Practice: nothing stored, on no board and in no profile.
     stored = await database.query(
@@ -109,6 +109,12 @@ async def test_whose_runs_may_be_ghosts(app: App, clients: Any) -> None:
     await cat.request({"type": "leave_race"})
     allowed = await cat.request({"type": "race_ghost", "code": daily["code"], "player_id": ann.player["id"]})
     assert allowed["type"] == "room"  # on today's deal, which a plain create_race refuses
+    await cat.request({"type": "start_race"})
+    await cat.expect("race_started")
+    await cat.request({"type": "resign"})
+    ranked = (await cat.expect("race_finished"))["ghost"]
+    # ranked on the day's board (ann's and cat's own attempts), not in ann's race of one
+    assert (ranked["board"], ranked["date"], ranked["of"]) == ("daily", daily["daily"]["date"], 3)
 
 
 async def test_a_ghost_race_keeps_its_ghost_through_a_restart(tmp_path: Path, database: Database) -> None:

@@ -44,7 +44,7 @@ class Ghosts:
         await self._leave_finished(player_id)
         self._free(player_id)
         finished = await self.queries.finished_race(req.code, player_id)
-        ghost = self.ghost_of(finished, req.player_id)
+        ghost = await self.ghost_of(finished, req.player_id)
         race, limit = finished.race, self.config.time_limit_s
         game = self.queries.game(race.game)
         record = await self._new_race_record(
@@ -63,13 +63,14 @@ class Ghosts:
         if finished is None or not player_id.isdigit():
             raise ValueError(f"the run raced against, {race.ghost}, is not stored")
         try:
-            return self.ghost_of(finished, int(player_id))
+            return await self.ghost_of(finished, int(player_id))
         except (p.ProtocolError, IllegalMove, NotationError) as exc:  # its game gone, or its log no longer replays
             raise ValueError(f"the run raced against, {race.ghost}, cannot be rebuilt: {exc}") from None
 
-    def ghost_of(self, finished: FinishedRaceRecord, player_id: int) -> Ghost:
+    async def ghost_of(self, finished: FinishedRaceRecord, player_id: int) -> Ghost:
         """One racer's run of a finished race, as a ghost: its cards home after each move,
-        replayed by the engine, at the moves' race times."""
+        replayed by the engine, at the moves' race times; and the field a result is ranked
+        against at the end: the day's board for a daily attempt, else the race's results."""
         result = next((r for r in finished.results if r.player_id == player_id), None)
         if result is None:
             raise p.ProtocolError(
@@ -83,8 +84,12 @@ class Ghosts:
         times = result.move_times
         if times is None or len(times) != len(homes):  # stored before move times were
             times = tuple(UNTIMED_STEP_MS * (i + 1) for i in range(len(homes)))
-        field = [rank_key(r.outcome, r.time_ms, r.moves, r.total - r.home) for r in finished.results]
+        day = finished.race.daily_date
+        if day is not None:
+            field = await self.queries.store.daily_board_keys(finished.race.game, day)
+        else:
+            field = [rank_key(r.outcome, r.time_ms, r.moves, r.total - r.home) for r in finished.results]
         return ghost_of(
             finished.race.code, player_id, result.player_name, result.total, homes, times, result.outcome,
-            result.time_ms, field,
+            result.time_ms, field, day,
         )

@@ -12,7 +12,8 @@ function ghostLine(ghost, mine) {
     const diff = mine.time_ms - ghost.time_ms;
     versus = diff < 0 ? ` · you were ${formatTime(-diff)} faster` : diff > 0 ? ` · you were ${formatTime(diff)} slower` : " · a dead heat";
   }
-  return `Against ${ghost.name}'s run (${theirs})${versus} · you would have been #${ghost.would_rank} of ${ghost.of} in race ${ghost.code}`;
+  const where = ghost.board === "daily" ? `on the daily board of ${ghost.date}` : `in race ${ghost.code}`;
+  return `Against ${ghost.name}'s run (${theirs})${versus} · you would have been #${ghost.would_rank} of ${ghost.of} ${where}`;
 }
 
 /** The rematch someone asked for after this race (the room's `rematch`), if any. */

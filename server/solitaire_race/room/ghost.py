@@ -28,7 +28,8 @@ class Ghost:
     points: tuple[tuple[int, int], ...]  # (race ms, cards home) after each of its moves
     outcome: RacerOutcome
     time_ms: int | None  # when its game ended (None: it ran out of time)
-    field: tuple[tuple[int, int, int], ...] = ()  # the rank keys of every result of its race
+    field: tuple[tuple[int, int, int], ...] = ()  # the rank keys of its race's results, or its day's board
+    daily_date: str | None = None  # a daily attempt's: ``field`` is that day's board
     told: int = 0  # points told so far; ``len(points) + 1`` once its end is told too
 
     def next_ms(self) -> int | None:
@@ -58,19 +59,20 @@ class Ghost:
 
     def compared(self, outcome: str, time_ms: int | None, moves: int, home: int, total: int) -> dict[str, Any]:
         """How a racer's result compares: the ghost's run, and where the racer's result would
-        have ranked among its race's (1 = first)."""
+        have ranked (1 = first) among its race's results, or on its day's board."""
         mine = rank_key(outcome, time_ms, moves, total - home)
         return {
             "code": self.code, "player_id": self.player_id, "name": self.name, "outcome": self.outcome,
             "time_ms": self.time_ms, "moves": len(self.points), "home": self.points[-1][1] if self.points else 0,
             "total": self.total, "would_rank": 1 + sum(1 for key in self.field if key <= mine),
-            "of": len(self.field) + 1,
+            "of": len(self.field) + 1, "board": "daily" if self.daily_date else "race", "date": self.daily_date,
         }
 
 
 def ghost_of(
     code: str, player_id: int, name: str, total: int, homes: Sequence[int], times: Sequence[int],
-    outcome: RacerOutcome, time_ms: int | None, field: Sequence[tuple[int, int, int]],
+    outcome: RacerOutcome, time_ms: int | None, field: Sequence[tuple[int, int, int]], daily_date: str | None = None,
 ) -> Ghost:
     """A ghost from a stored result: its cards home after each move and the moves' times."""
-    return Ghost(code, player_id, name, total, tuple(zip(times, homes, strict=True)), outcome, time_ms, tuple(field))
+    points = tuple(zip(times, homes, strict=True))
+    return Ghost(code, player_id, name, total, points, outcome, time_ms, tuple(field), daily_date=daily_date)

@@ -20,7 +20,7 @@ from .errors import StoreError
 from .models import DailyAttempt, DailyChallenge, Player, PlayerStats, Race, Result, Setting
 from .records import DailyChallengeRecord, GameStatsRecord, LeaderboardPage, ProfileRecord, RecentResultRecord
 from .rows import challenge_record, check_time
-from .writes import insert_unless_present
+from .writes import HELD_CLASS, insert_unless_present
 
 T = TypeVar("T")
 RECENT_RESULTS = 10  # on a profile
@@ -100,6 +100,17 @@ class DailyAndBoards:
                 )
             )
             return race == "finished"
+
+    async def daily_board_keys(self, game: str, date: str) -> list[tuple[int, int, int]]:
+        """The rank keys (``results.rank_key``) of every result on a day's board: where a
+        result that is not on it would have ranked (a race against a ghost)."""
+        async with self._sessions() as session:
+            rows = await session.execute(
+                select(Result.rank_class, Result.sort_primary, Result.moves).where(
+                    Result.game == game, Result.daily_date == date, Result.rank_class < HELD_CLASS
+                )
+            )
+            return [(c, s, m) for c, s, m in rows.all()]
 
     # --- leaderboards and profiles ------------------------------------------------------
 
