@@ -32,6 +32,7 @@ async def test_a_race_is_replayed_side_by_side(app: App, browser: Browser, clien
         await c.expect("race_started")
     for i in range(0, len(LINE), 16):  # a few messages, so the moves have several times
         await ann.request({"type": "move", "moves": list(LINE[i : i + 16])})
+        await asyncio.sleep(0.03)  # each message its own race time, even on a fast machine
     await bob.request({"type": "move", "moves": [LINE[0]]})
     await bob.request({"type": "resign"})
     await ann.expect("race_finished")
