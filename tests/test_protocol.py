@@ -312,6 +312,7 @@ ACCEPTED = [
     {"type": "create_race", "game": "cruel", "best_of": None},
     {"type": "rematch"},
     {"type": "rematch", "same_deal": False},
+    {"type": "rematch", "race": "KXPMRT"},
     {"type": "replay", "code": "kxp-mrt"},
     {"type": "watch_race", "code": "kxp mrt"},
     {"type": "par_line", "game": "cruel", "date": "2026-11-26"},

@@ -171,3 +171,24 @@ async def test_a_rematch_lobby_keeps_its_series_through_a_restart(tmp_path: Path
         await back.close()
     finally:
         await app.stop()
+
+
+async def test_a_rematch_of_a_race_whose_room_was_released(app: App, clients: Any) -> None:
+    """Everyone left the finished race (or the server restarted): asked with its code, the
+    rematch is made from the database, and the others find it when they come back."""
+    ann, bob = await clients("ann"), await clients("bob")
+    first = await race(ann, bob, best_of=3)
+    for c in (ann, bob):
+        await c.request({"type": "leave_race"})
+    assert first["code"] not in app.races.rooms  # released
+    refused = await ann.request({"type": "rematch"})  # without the code: nothing to go by
+    assert refused["code"] == "not_allowed"
+    made = await ann.request({"type": "rematch", "race": first["code"], "same_deal": True})
+    assert made["type"] == "room" and made["race"]["deal"] == DEAL
+    assert made["race"]["series"]["number"] == 2 and score(made["race"]) == {"ann": 1, "bob": 0}
+    back = await bob.request({"type": "join_race", "code": first["code"]})  # the finished race, from the store
+    assert back["race"]["rematch"] == {"code": made["race"]["code"]}
+    joined = await bob.request({"type": "rematch", "race": first["code"]})
+    assert joined["race"]["code"] == made["race"]["code"]
+    stranger = await clients("cat")
+    assert (await stranger.request({"type": "rematch", "race": first["code"]}))["code"] == "not_allowed"

@@ -109,6 +109,7 @@ class Rematch(_Request, tag="rematch", frozen=True):
     ask makes the room; whoever asks after joins it (whatever deal they asked for)."""
 
     same_deal: bool = True
+    race: Annotated[str, msgspec.Meta(min_length=1, max_length=16)] | None = None  # the finished race (see rematch)
 
 
 class Ready(_Request, tag="ready", frozen=True):

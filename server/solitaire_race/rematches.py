@@ -11,10 +11,15 @@ from typing import Any
 
 from . import protocol as p
 from .daily import candidate_deals
+from .engine import Game
 from .interpreter import Interpreter
 from .queries import Queries
 from .room import Room, Score, Series, Status
 from .store import PlayerRecord, RaceRecord, Store
+
+NO_REMATCH = (
+    "a rematch is asked for from a finished race you raced in (not a daily attempt, nor a race against a ghost)"
+)
 
 
 class Rematches:
@@ -44,11 +49,12 @@ class Rematches:
         """Race the racers of the finished race again: the first to ask makes the room and
         the others are invited (``rematch_proposed``); whoever asks after joins it."""
         room = self.seats.get(player.id)
+        if (room is None or room.status is not Status.FINISHED) and req.race:
+            # Its room was released (everyone left, or a restart): from the database.
+            await self.join_race(player, p.JoinRace(code=await self._stored_rematch(player, req), id=req.id))
+            return
         if room is None or room.status is not Status.FINISHED or room.series is None:
-            raise p.ProtocolError(
-                p.ErrorCode.NOT_ALLOWED,
-                "a rematch is asked for from a finished race (not a daily attempt, nor a race against a ghost)",
-            )
+            raise p.ProtocolError(p.ErrorCode.NOT_ALLOWED, NO_REMATCH)
         code = await self._rematch_code(player, room, req.same_deal)
         try:
             await self.join_race(player, p.JoinRace(code=code, id=req.id))
@@ -75,28 +81,64 @@ class Rematches:
         return await asyncio.shield(proposing)
 
     async def _propose_rematch(self, player: PlayerRecord, room: Room, same_deal: bool) -> str:
-        """The rematch of ``room``, made now, unless another racer's came first (on another
-        node, or while this one was being stored): its code, ours or theirs."""
+        """The rematch of ``room``, made now (its racers invited), unless another racer's came
+        first: its code, ours or theirs."""
         series = room.series_now
         assert series is not None  # not a daily attempt: checked by the caller
-        deal = room.deal_number if same_deal else secrets.randbelow(1_000_000_000)
-        if deal in candidate_deals(self.secret, room.game.id, self.queries.today()):
+        code, made = await self._make_rematch(
+            player, room.race_id, room.game, room.deal_number if same_deal else None, room.private,
+            room.time_limit_s, series,
+        )
+        if made:
+            await self.interpreter.run(room, room.rematch_proposed(code, (player.id, player.name), same_deal))
+        return code
+
+    async def _stored_rematch(self, player: PlayerRecord, req: p.Rematch) -> str:
+        """The rematch of a finished race no longer in memory (``req.race``), which the
+        player raced in: the one made already, or one made now (its racers find it when they
+        come back to the race: its code is in their ``room``)."""
+        assert req.race is not None
+        finished = await self.store.finished_race(req.race.upper())
+        if finished is None or all(r.player_id != player.id for r in finished.results):
+            raise p.ProtocolError(p.ErrorCode.NOT_ALLOWED, NO_REMATCH)
+        race = finished.race
+        if race.rematch_code is not None and await self.store.race_by_code(race.rematch_code) is not None:
+            return race.rematch_code
+        if race.rematch_code is not None:  # its lobby was left empty, and deleted
+            await self.store.release_rematch(race.id, race.rematch_code)
+        series = await self.series_of(race)
+        if series is None:
+            raise p.ProtocolError(p.ErrorCode.NOT_ALLOWED, NO_REMATCH)
+        series = series.after([(r.player_id, r.player_name, r.rank) for r in finished.results])
+        game = self.queries.game(race.game)
+        deal = race.deal_number if req.same_deal else None
+        code, _ = await self._make_rematch(player, race.id, game, deal, race.private, race.time_limit_s, series)
+        return code
+
+    async def _make_rematch(
+        self, player: PlayerRecord, race_id: int, game: Game[Any], deal: int | None, private: bool, limit: int,
+        series: Series,
+    ) -> tuple[str, bool]:
+        """A rematch of finished race ``race_id`` (on ``deal``, or a fresh one), as the next
+        race of ``series`` (as it stands after that race), unless another racer's came first
+        (on another node, or while this one was being stored): its code, and whether it is
+        ours."""
+        deal = deal if deal is not None else secrets.randbelow(1_000_000_000)
+        if deal in candidate_deals(self.secret, game.id, self.queries.today()):
             raise p.ProtocolError(  # as create_race: today's daily deal is played with start_daily only
                 p.ErrorCode.NOT_ALLOWED, "that is today's daily challenge deal: play it with start_daily"
             )
         record = await self._new_race_record(
-            room.game.id, deal, room.private, player.id, room.time_limit_s, best_of=series.best_of,
-            series=series.next(), place=False,
+            game.id, deal, private, player.id, limit, best_of=series.best_of, series=series.next(), place=False,
         )
-        code = await self.store.claim_rematch(room.race_id, record.code)
+        code = await self.store.claim_rematch(race_id, record.code)
         if code != record.code:  # another racer's rematch came first: ours was never seen
             await self.store.abandon_race(record.id)
             if code is None:
-                raise p.ProtocolError(p.ErrorCode.NOT_ALLOWED, f"race {room.code} is not finished")
-            return code
+                raise p.ProtocolError(p.ErrorCode.NOT_ALLOWED, "that race is not finished")
+            return code, False
         if self.placement is not None:
             await self.placement.placed(record.id)
-        self.new_room(record, room.game, room.time_limit_s, series=await self.series_of(record))
-        await self.interpreter.run(room, room.rematch_proposed(record.code, (player.id, player.name), same_deal))
-        return record.code
+        self.new_room(record, game, limit, series=await self.series_of(record))
+        return record.code, True
 

@@ -64,7 +64,9 @@ const app = {
 
   /** Race this finished race's racers again: the room someone made already, or a new one. */
   rematch(sameDeal) {
-    this.send({ type: "rematch", same_deal: sameDeal });
+    // The race's code too: its room may be gone from the server's memory (everyone left, a restart).
+    const race = state.play.finished?.code ?? state.race?.code;
+    this.send(race ? { type: "rematch", same_deal: sameDeal, race } : { type: "rematch", same_deal: sameDeal });
   },
 
   /** Today's challenge of ``game``, or practice of a past day's (``date``, YYYY-MM-DD). The
