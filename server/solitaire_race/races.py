@@ -230,14 +230,21 @@ class Races(Rematches, Ghosts):
               player=record.created_by, daily=daily["date"] if daily else None)
         return room
 
-    async def join_race(self, player: PlayerRecord, req: p.JoinRace) -> None:
-        player_id = player.id
-        code = normalize_code(req.code)
+    async def _room_of(self, code: str) -> Room | None:
+        """The room of race ``code`` (normalized) if it runs here, adopted here if no node runs
+        it; None if it is not in memory (finished, or no such race). Raises
+        ``race_elsewhere`` when another node runs it."""
         room = self.rooms.get(code)
         if room is None and self.placement is not None and code:
             unfinished = await self.store.race_by_code(code)
             if unfinished is not None and unfinished.status != "finished":
                 room = await self.placement.find(unfinished)  # or raises: it runs on another node
+        return room
+
+    async def join_race(self, player: PlayerRecord, req: p.JoinRace) -> None:
+        player_id = player.id
+        code = normalize_code(req.code)
+        room = await self._room_of(code)
         if room is None:
             finished = await self.store.finished_race(code) if code else None
             if finished is not None and any(r.player_id == player_id for r in finished.results):
@@ -259,11 +266,7 @@ class Races(Rematches, Ghosts):
         """Watch a race (``spectator``: the watching connection's own negative id, see
         ``Gateway``): its standings as they change, never a card; a finished race's ranking."""
         code = normalize_code(req.code)
-        room = self.rooms.get(code)
-        if room is None and self.placement is not None and code:
-            unfinished = await self.store.race_by_code(code)
-            if unfinished is not None and unfinished.status != "finished":
-                room = await self.placement.find(unfinished)  # or raises: it runs on another node
+        room = await self._room_of(code)
         finished = await self.store.finished_race(code) if room is None and code else None
         if room is None and finished is None:
             raise p.ProtocolError(p.ErrorCode.NO_SUCH_RACE, f"no race with code {req.code[:16]!r}")
