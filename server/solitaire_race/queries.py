@@ -141,12 +141,11 @@ class Queries:
             ],
         }
 
-
     async def replay(self, code: str, viewer: int | None) -> dict[str, Any]:
         """A finished race's replay (``replays.py``), for ``viewer`` (None: anyone, over HTTP).
-        A daily attempt of a day still being played is shown only to a player who has made
-        their own ranked attempt at it, or who raced in it: its moves are that day's
-        solution (docs/protocol.md, replay)."""
+        A daily attempt of a day still being played is shown only to a player whose own
+        ranked attempt at it is over: its moves are that day's solution (``finished_race``;
+        docs/protocol.md, replay)."""
         finished = await self.finished_race(code, viewer)
         race = finished.race
         built = self._replays.get(race.code)
@@ -165,8 +164,8 @@ class Queries:
 
     async def par_line(self, game_id: str, date_text: str, viewer: int | None) -> dict[str, Any]:
         """A daily challenge's par line as a replay (``replay_data``: one racer, "par", a move a
-        second): for a player who has made their ranked attempt that day, or anyone once the
-        day is over; never before (it is that day's solution)."""
+        second): for a player whose ranked attempt that day is over, or anyone once the day is;
+        never before (it is that day's solution)."""
         game, day = self.game(game_id), self.day(date_text)
         challenge = await self.store.find_daily_challenge(game.id, day.isoformat())
         if challenge is None or challenge.par_line is None:

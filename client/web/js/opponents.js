@@ -1,5 +1,6 @@
 // The live racers panel: each racer's cards home, moves, outcome and time, best first. It
-// draws state.play.racers (state.js merges what the server says about them).
+// draws state.play.racers (state.js merges what the server says about them), or, on the
+// spectator page (watch.js), the racers that page keeps.
 import { formatTime, OUTCOME_LABELS } from "./format.js";
 import { state } from "./state.js";
 import { h, playerLink } from "./util.js";
@@ -7,13 +8,15 @@ import { h, playerLink } from "./util.js";
 const MARKS = { won: "✓", stuck: "✗", resigned: "✗", timeout: "✗", left: "✗", interrupted: "✗" };
 
 export class RacersPanel {
-  constructor(el) {
+  /** racers: the map (player id → racer) to draw, read at each render. */
+  constructor(el, racers = () => state.play.racers) {
     this.el = el;
+    this.racers = racers;
   }
 
   sorted() {
     const finishedWin = (r) => (r.outcome === "won" ? 0 : 1);
-    return [...state.play.racers.entries()].sort(
+    return [...this.racers().entries()].sort(
       ([, a], [, b]) =>
         finishedWin(a) - finishedWin(b) ||
         (a.outcome === "won" ? a.time_ms - b.time_ms : 0) ||

@@ -2,6 +2,7 @@
 // never a board: the server sends a spectator only what every racer is told. Once the race
 // is over, the ranking and a link to its replay.
 import { formatTime, OUTCOME_LABELS } from "./format.js";
+import { RacersPanel } from "./opponents.js";
 import { $, h, playerLink } from "./util.js";
 
 const code = location.pathname.match(/^\/watch\/([A-Za-z-]{1,16})\/?$/)?.[1]?.toUpperCase() ?? null;
@@ -11,34 +12,18 @@ let timer = null;
 let names = new Map(); // game id -> name
 let ws = null;
 
-function drawRacers() {
-  const sorted = [...racers.values()].sort(
-    (a, b) =>
-      (a.outcome === "won" ? 0 : 1) - (b.outcome === "won" ? 0 : 1) ||
-      (a.outcome === "won" ? a.time_ms - b.time_ms : 0) ||
-      b.home / (b.total || 1) - a.home / (a.total || 1),
-  );
-  $("#watch-racers").replaceChildren(
-    ...sorted.map((r, i) =>
-      h(
-        "li",
-        { class: `racer outcome-${r.outcome}${r.ghost ? " ghost" : ""}`, dataset: { playerId: String(r.player_id), moves: String(r.moves), home: String(r.home), outcome: r.outcome } },
-        h("span", { class: "place" }, String(i + 1)),
-        h("span", { class: "racer-name" }, r.ghost ? `${r.name} (ghost)` : playerLink(r.player_id, r.name)),
-        h("span", { class: "racer-home" }, r.total ? `${r.home}/${r.total}` : "—"),
-        h("span", { class: "bar" }, h("span", { class: "fill", style: { width: `${r.total ? Math.round((100 * r.home) / r.total) : 0}%` } })),
-        h("span", { class: "racer-status" }, r.outcome === "playing" ? `${r.moves} moves` : `${OUTCOME_LABELS[r.outcome]}${r.time_ms !== null ? ` · ${formatTime(r.time_ms)}` : ""} · ${r.moves} moves`),
-      ),
-    ),
-  );
-}
+const panel = new RacersPanel($("#watch-racers"), () => racers);
+const drawRacers = () => panel.render();
+
+/** What the server says of a racer, merged into what the page knows (spectators see racers as connected). */
+const told = (r) => racers.set(r.player_id, { connected: true, ...racers.get(r.player_id), ...r });
 
 function drawRace(race) {
   $("#watch-title").textContent = `Watching ${names.get(race.game) ?? race.game}`;
   $("#watch-sub").textContent = `race ${race.code} · deal ${race.deal} · ${race.players.length} racer${race.players.length === 1 ? "" : "s"}`;
   $("#watch-status").textContent = { lobby: "Waiting for the start", countdown: "Starting…", running: "Race time", closing: "Over", finished: "Over" }[race.status] ?? race.status;
   if (race.status !== "running") stopClock();
-  for (const p of race.players) if (!racers.has(p.id)) racers.set(p.id, { player_id: p.id, name: p.name, home: 0, total: 0, moves: 0, outcome: "playing", time_ms: null });
+  for (const p of race.players) if (!racers.has(p.id)) told({ player_id: p.id, name: p.name, home: 0, total: 0, moves: 0, outcome: "playing", time_ms: null });
   drawRacers();
 }
 
@@ -71,7 +56,7 @@ function finished(m) {
 function handle(m) {
   switch (m.type) {
     case "watching":
-      for (const r of m.racers) racers.set(r.player_id, r);
+      for (const r of m.racers) told(r);
       drawRace(m.race);
       if (m.elapsed_ms !== null) startClock(m.elapsed_ms);
       return;
@@ -84,13 +69,13 @@ function handle(m) {
       $("#watch-status").textContent = "Starting…";
       return;
     case "progress":
-      racers.set(m.player_id, { ...racers.get(m.player_id), ...m });
+      told(m);
       return drawRacers();
     case "standings":
-      for (const r of m.racers) racers.set(r.player_id, { ...racers.get(r.player_id), ...r });
+      m.racers.forEach(told);
       return drawRacers();
     case "race_finished":
-      for (const r of m.ranking) racers.set(r.player_id, { ...racers.get(r.player_id), ...r });
+      m.ranking.forEach(told);
       drawRacers();
       return finished(m);
     case "error":
