@@ -17,10 +17,9 @@ from .config import Config
 from .engine import IllegalMove, NotationError
 from .interpreter import Interpreter
 from .queries import Queries
-from .replays import UNTIMED_STEP_MS
+from .replays import move_times
 from .results import rank_key
 from .room import Ghost, Room
-from .room.ghost import ghost_of
 from .store import FinishedRaceRecord, PlayerRecord, RaceRecord
 
 
@@ -81,15 +80,14 @@ class Ghosts:
         for text in result.move_log:
             state = game.apply(state, game.parse_move(text))
             homes.append(game.progress(state).home)
-        times = result.move_times
-        if times is None or len(times) != len(homes):  # stored before move times were
-            times = tuple(UNTIMED_STEP_MS * (i + 1) for i in range(len(homes)))
+        times, _ = move_times(result)
         day = finished.race.daily_date
         if day is not None:
             field = await self.queries.store.daily_board_keys(finished.race.game, day)
         else:
             field = [rank_key(r.outcome, r.time_ms, r.moves, r.total - r.home) for r in finished.results]
-        return ghost_of(
-            finished.race.code, player_id, result.player_name, result.total, homes, times, result.outcome,
-            result.time_ms, field, day,
+        points = tuple(zip(times, homes, strict=True))
+        return Ghost(
+            finished.race.code, player_id, result.player_name, result.total, points, result.outcome, result.time_ms,
+            tuple(field), daily_date=day,
         )

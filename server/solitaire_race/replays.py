@@ -26,11 +26,17 @@ def build(
     return [_racer(game, first, r, parse) for r in results]
 
 
-def _racer(game: Game[Any], first: Any, result: ResultRecord, parse: Callable[[str], Move]) -> dict[str, Any]:
+def move_times(result: ResultRecord) -> tuple[tuple[int, ...], bool]:
+    """Each move's race time, and whether they are the stored ones (for a result stored
+    before move times were kept: one move a second)."""
     times = result.move_times
-    timed = times is not None and len(times) == len(result.move_log)
-    count = len(result.move_log)
-    at = list(times) if times is not None and timed else [UNTIMED_STEP_MS * (i + 1) for i in range(count)]
+    if times is not None and len(times) == len(result.move_log):
+        return times, True
+    return tuple(UNTIMED_STEP_MS * (i + 1) for i in range(len(result.move_log))), False
+
+
+def _racer(game: Game[Any], first: Any, result: ResultRecord, parse: Callable[[str], Move]) -> dict[str, Any]:
+    at, timed = move_times(result)
     state, steps = first, []
     for text, at_ms in zip(result.move_log, at, strict=True):
         after = game.apply(state, parse(text))  # a stored log replays: results are verified before they are stored

@@ -10,7 +10,6 @@ ranked in the race the ghost came from.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,11 +67,3 @@ class Ghost:
             "of": len(self.field) + 1, "board": "daily" if self.daily_date else "race", "date": self.daily_date,
         }
 
-
-def ghost_of(
-    code: str, player_id: int, name: str, total: int, homes: Sequence[int], times: Sequence[int],
-    outcome: RacerOutcome, time_ms: int | None, field: Sequence[tuple[int, int, int]], daily_date: str | None = None,
-) -> Ghost:
-    """A ghost from a stored result: its cards home after each move and the moves' times."""
-    points = tuple(zip(times, homes, strict=True))
-    return Ghost(code, player_id, name, total, points, outcome, time_ms, tuple(field), daily_date=daily_date)
