@@ -89,6 +89,9 @@ class PostgresWriter:
         self._queue: deque[tuple[Rows | Job, Done, int | None]] = deque()
         self._task: asyncio.Task[None] | None = None
         self._conn: AsyncConnection | None = None  # the writer's connection, opened on first use
+        # asyncpg's connection under it, which the appends use: asked for once per connection,
+        # because SQLAlchemy hands it out through a greenlet (get_raw_connection).
+        self._driver: Any = None
         self._closed = False
 
     async def run(self, job: Callable[[Session], T]) -> T:
@@ -166,15 +169,16 @@ class PostgresWriter:
             conn = await self._engine.connect()
             try:
                 await conn.execution_options(isolation_level="READ COMMITTED")
+                raw = await conn.get_raw_connection()
             except BaseException:
                 await conn.close()
                 raise
-            self._conn = conn
+            self._conn, self._driver = conn, raw.driver_connection
         return self._conn
 
     async def _drop_connection(self) -> None:
         """Forget a connection that broke: the next item gets a new one."""
-        conn, self._conn = self._conn, None
+        conn, self._conn, self._driver = self._conn, None, None
         if conn is not None:
             try:
                 await conn.invalidate()
@@ -201,10 +205,8 @@ class PostgresWriter:
     ) -> tuple[BaseException | None, dict[int, int]]:
         """Run one statement through asyncpg itself; with ``fetch``, the (race, epoch) rows it returned."""
         try:
-            conn = await self._connection()
-            raw = await conn.get_raw_connection()
-            driver = raw.driver_connection
-            assert driver is not None
+            await self._connection()
+            driver = self._driver
             if fetch:
                 return None, {record[0]: record[1] for record in await driver.fetch(sql, *arrays)}
             await driver.execute(sql, *arrays)
@@ -247,7 +249,7 @@ class PostgresWriter:
         await self.drain()
         self._closed = True
         if self._conn is not None:
-            conn, self._conn = self._conn, None
+            conn, self._conn, self._driver = self._conn, None, None
             await conn.close()
 
 
