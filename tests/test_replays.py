@@ -59,7 +59,8 @@ async def test_every_games_replay_is_what_the_racer_saw(app: App, clients: Any, 
     race_code, replies, final = await random_game(ann, game_id, deal=5, moves=25, seed=3)
 
     stranger = await clients()  # anyone may watch a finished race, identified or not
-    replay = await stranger.request({"type": "replay", "code": race_code.lower()})
+    typed = f"{race_code[:3].lower()}-{race_code[3:].lower()}"  # as a player may type it, as for join_race
+    replay = await stranger.request({"type": "replay", "code": typed})
     assert replay["type"] == "replay_data" and replay["game"] == game_id and replay["deal"] == 5
     (racer,) = replay["racers"]
     game = get_game(game_id)

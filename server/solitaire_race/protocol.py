@@ -220,6 +220,12 @@ _decoder: msgspec.json.Decoder[Request] = msgspec.json.Decoder(Request)
 _encoder = msgspec.json.Encoder()
 
 
+def normalize_code(text: str) -> str:
+    """A race code as a player may type it (``kxp-mrt``, ``KXP MRT``) as it is stored: upper
+    case, letters and digits only. Every request that names a race reads its code so."""
+    return "".join(ch for ch in text.upper() if ch.isalnum())
+
+
 def decode(frame: str | bytes) -> Request:
     """Parse and validate one frame; raise ``ProtocolError`` with the right code."""
     # A character is at most 4 UTF-8 bytes: only encode when the length leaves a doubt.

@@ -192,7 +192,7 @@ class Queries:
     async def finished_race(self, code: str, viewer: int | None) -> FinishedRaceRecord:
         """A finished race whose moves ``viewer`` may see (a replay, a ghost), or
         ``not_found`` / ``not_allowed`` (a daily still being played, see ``replay``)."""
-        finished = await self.store.finished_race(code.upper()[:16]) if code else None
+        finished = await self.store.finished_race(p.normalize_code(code)[:16]) if code else None
         if finished is None:
             raise p.ProtocolError(p.ErrorCode.NOT_FOUND, f"no finished race with code {code[:16]!r}")
         race, day = finished.race, finished.race.daily_date

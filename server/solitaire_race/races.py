@@ -64,10 +64,6 @@ def new_join_code() -> str:
     return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
 
 
-def normalize_code(text: str) -> str:
-    return "".join(ch for ch in text.upper() if ch.isalnum())
-
-
 class Races(Rematches, Ghosts):
     def __init__(
         self, *, store: Store, secret: bytes, config: Config, clock: Callable[[], float],
@@ -243,7 +239,7 @@ class Races(Rematches, Ghosts):
 
     async def join_race(self, player: PlayerRecord, req: p.JoinRace) -> None:
         player_id = player.id
-        code = normalize_code(req.code)
+        code = p.normalize_code(req.code)
         room = await self._room_of(code)
         if room is None:
             finished = await self.store.finished_race(code) if code else None
@@ -265,7 +261,7 @@ class Races(Rematches, Ghosts):
     async def watch(self, spectator: int, req: p.WatchRace) -> None:
         """Watch a race (``spectator``: the watching connection's own negative id, see
         ``Gateway``): its standings as they change, never a card; a finished race's ranking."""
-        code = normalize_code(req.code)
+        code = p.normalize_code(req.code)
         room = await self._room_of(code)
         finished = await self.store.finished_race(code) if room is None and code else None
         if room is None and finished is None:
@@ -479,4 +475,4 @@ def _daily(day: str, ranked: bool, par: int | None, practice: bool) -> dict[str,
     return {"date": day, "ranked": ranked, "par": par, "practice": practice}
 
 
-__all__ = ["CODE_ALPHABET", "Races", "RoomError", "new_join_code", "normalize_code"]
+__all__ = ["CODE_ALPHABET", "Races", "RoomError", "new_join_code"]

@@ -98,7 +98,7 @@ class Rematches:
         player raced in: the one made already, or one made now (its racers find it when they
         come back to the race: its code is in their ``room``)."""
         assert req.race is not None
-        finished = await self.store.finished_race(req.race.upper())
+        finished = await self.store.finished_race(p.normalize_code(req.race))
         if finished is None or all(r.player_id != player.id for r in finished.results):
             raise p.ProtocolError(p.ErrorCode.NOT_ALLOWED, NO_REMATCH)
         race = finished.race

@@ -19,6 +19,7 @@ from typing import Any, TextIO
 
 from ..client.connection import http_url
 from ..engine import view_changes
+from ..protocol import normalize_code
 from .app import use_color
 from .render import Style, game_name, race_time, render_view
 
@@ -28,7 +29,7 @@ MAX_PAUSE_S = 2.0  # a long think is shortened: a replay should not stall
 
 def fetch(server: str, code: str) -> dict[str, Any]:
     """The race's replay, or SystemExit with the server's reason."""
-    url = f"{http_url(server)}/api/replays/{code.strip().upper()}"
+    url = f"{http_url(server)}/api/replays/{normalize_code(code)}"
     try:
         with urllib.request.urlopen(url, timeout=10) as reply:
             return dict(json.load(reply))
