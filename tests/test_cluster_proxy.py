@@ -180,9 +180,14 @@ async def test_the_web_client_follows_its_race_to_its_node_and_through_its_failo
         room = await host.next_event(timeout=TIMEOUT)
     await host.request({"type": "start_race"})
     await started(host)
+    # A spectator's page, reaching node2 or node3 too, follows race_elsewhere to node1.
+    eve = await Racer.open(browser, f"{site_url}/watch/{code}")
+    ann_row = eve.page.locator("#watch-racers li", has_text="ann")
+    await expect(eve.page.locator("#watch-status")).to_have_text("Race time", timeout=10_000)
     await ann.wait_board(game)
     await perform(ann, line[0])
     await ann.expect_moves(1)
+    await expect(ann_row).to_have_attribute("data-moves", "1")
     nodes["node1"].signal(signal.SIGKILL)
     # The page reconnects through the proxy (node2 or node3), which adopts the race or
     # sends it to the node that did; it shows the same game, and plays on.
@@ -191,11 +196,15 @@ async def test_the_web_client_follows_its_race_to_its_node_and_through_its_failo
     await ann.expect_moves(1)
     await perform(ann, line[1], after=1)
     await ann.expect_moves(2)
+    # The spectator's page came back too, to wherever the race runs now, and sees the move.
+    await expect(ann_row).to_have_attribute("data-moves", "2", timeout=30_000)
+    await expect(eve.page.locator("#watch-error")).to_have_text("")
     race_id = await id_of(pg, code)
     moves = await pg.query("SELECT text FROM move_log WHERE race_id = ? AND kind = 'move' ORDER BY seq", race_id)
     assert [m for (m,) in moves] == list(line[:2])
     # The only errors: the browser's own lines about the socket its node's death broke.
-    assert all("WebSocket" in e for e in ann.errors), ann.errors
+    assert all("WebSocket" in e for e in ann.errors + eve.errors), ann.errors + eve.errors
+    await eve.close()
     await ann.close()
     await host.close()
 

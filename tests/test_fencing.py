@@ -149,16 +149,18 @@ async def test_a_started_race_is_claimed_and_claimed_again_after_a_restart(
 async def test_a_move_after_a_takeover_is_not_logged_and_the_racers_are_told(
     app: App, clients: object, database: Database
 ) -> None:
-    ann, bob = await clients("ann"), await clients("bob")  # type: ignore[operator]
+    ann, bob, eve = await clients("ann"), await clients("bob"), await clients()  # type: ignore[operator]
     code = await make_race(ann, bob)
     await start(ann, bob)
+    assert (await eve.request({"type": "watch_race", "code": code}))["type"] == "watching"  # a spectator
     assert (await play(ann, list(LINE[:1])))["applied"] == list(LINE[:1])
     await took_over(app, database, code)
     refused = await play(ann, list(LINE[1:2]))
     assert refused["type"] == "error" and refused["code"] == "race_moved"
-    told = await bob.expect("error")
-    assert told["code"] == "race_moved" and "join it again" in told["message"]
-    for racer in (ann, bob):  # and sent on their way: reconnect, join again
+    for other in (bob, eve):
+        told = await other.expect("error")
+        assert told["code"] == "race_moved" and "join it again" in told["message"]
+    for racer in (ann, bob, eve):  # and sent on their way: reconnect, join (or watch) again
         with pytest.raises(ConnectionClosed) as closed:
             await racer.expect("nothing more")
         assert closed.value.rcvd is not None and closed.value.rcvd.code == 4003

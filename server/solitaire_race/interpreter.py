@@ -44,7 +44,10 @@ class Delivery(Protocol):
         """Close the player's current connection, if any, with a websocket close code."""
 
 
-RACE_MOVED_MESSAGE = "another server process runs this race now: join it again (join_race with its code) to go on"
+RACE_MOVED_MESSAGE = (
+    "another server process runs this race now: "
+    "join it again (join_race with its code; watch_race to watch it) to go on"
+)
 RACE_MOVED_CLOSE = 4003  # the close code of a fenced race's connections: reconnect, join it again
 FENCED_CLOSE_DELAY_S = 0.1
 
@@ -281,15 +284,15 @@ class Interpreter:
 
     def fenced(self, room: Room) -> None:
         """Another server process took the race over (its epoch moved on): this one writes
-        nothing more of it. Its racers here are told to join it again, and the room is
-        released; what the room held that was not written is the new owner's to replay.
-        Once per room: the failed writes that find out may be many."""
+        nothing more of it. Its racers and spectators here are told to join (or watch) it
+        again, and the room is released; what the room held that was not written is the new
+        owner's to replay. Once per room: the failed writes that find out may be many."""
         if room in self._fenced:
             return
         self._fenced.add(room)
         event(log, "race_fenced", logging.WARNING, race=room.race_id, code=room.code)
         message = p.encode(p.error(p.ErrorCode.RACE_MOVED, RACE_MOVED_MESSAGE))
-        told = [player_id for player_id in room.racers if self.seated(room, player_id)]
+        told = [player_id for player_id in (*room.racers, *room.spectators) if self.seated(room, player_id)]
         for player_id in told:
             self.delivery.send(player_id, message)
         self.forget(room)

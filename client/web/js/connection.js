@@ -15,10 +15,10 @@ const BACKOFF_MS = [250, 500, 1000, 2000, 4000, 8000];
 export const HEARTBEAT_MS = 5000;
 export const ANSWER_MS = 5000;
 // Requests whose answer may take longer: no deadline (a daily deal being prepared, a
-// solver's hint, a race another node must adopt first, a ghost's run replayed). The server
+// solver's hint, a race another node must adopt first (to join or watch), a ghost's run replayed). The server
 // serves a connection's requests in order, so no ping is sent while one of them waits
 // either: it would wait behind it.
-const MAY_WAIT = new Set(["start_daily", "hint", "join_race", "race_ghost", "rematch"]);
+const MAY_WAIT = new Set(["start_daily", "hint", "join_race", "watch_race", "race_ghost", "rematch"]);
 
 export class Connection {
   /**

@@ -1,6 +1,9 @@
 // The spectator page (/watch/<code>): a race's standings live (docs/protocol.md, watch_race),
 // never a board: the server sends a spectator only what every racer is told. Once the race
-// is over, the ranking and a link to its replay.
+// is over, the ranking and a link to its replay. It connects as the app does (connection.js):
+// after a drop it comes back and watches again, and in a cluster it follows the race to the
+// node that runs it (race_elsewhere) and through a failover (race_moved).
+import { Connection } from "./connection.js";
 import { formatTime, OUTCOME_LABELS } from "./format.js";
 import { RacersPanel } from "./opponents.js";
 import { $, h, playerLink } from "./util.js";
@@ -10,7 +13,9 @@ const racers = new Map(); // player id (0: a ghost) -> their progress fields
 let clock = null; // {base: performance.now() at elapsed 0} while the race runs
 let timer = null;
 let names = new Map(); // game id -> name
-let ws = null;
+let conn = null;
+let follows = 0; // race_elsewhere answers followed in a row
+const MAX_FOLLOWS = 40; // as the app: a race moving to another node takes seconds
 
 const panel = new RacersPanel($("#watch-racers"), () => racers);
 const drawRacers = () => panel.render();
@@ -56,6 +61,8 @@ function finished(m) {
 function handle(m) {
   switch (m.type) {
     case "watching":
+      follows = 0;
+      $("#watch-error").textContent = "";
       for (const r of m.racers) told(r);
       drawRace(m.race);
       if (m.elapsed_ms !== null) startClock(m.elapsed_ms);
@@ -63,7 +70,7 @@ function handle(m) {
     case "room":
       drawRace(m.race);
       // Just started: ask again for how everyone stands (their cards home at the deal) and the clock.
-      if (m.race.status === "running" && !timer) ws.send(JSON.stringify({ type: "watch_race", code }));
+      if (m.race.status === "running" && !timer) watch();
       return;
     case "countdown":
       $("#watch-status").textContent = "Starting…";
@@ -79,8 +86,21 @@ function handle(m) {
       drawRacers();
       return finished(m);
     case "error":
-      $("#watch-error").textContent = m.message;
+      return failed(m);
   }
+}
+
+const watch = () => conn.send({ type: "watch_race", code });
+
+function failed(m) {
+  if (m.code === "race_elsewhere" && ++follows <= MAX_FOLLOWS) {
+    // Only on this site (its proxy routes to every node): the page may connect nowhere else.
+    if (m.url && new URL(m.url).host === location.host) conn.moveTo(m.url);
+    else setTimeout(watch, 500); // moving to another node: ask again shortly
+    return;
+  }
+  if (m.code === "race_moved") return; // this node lost the race and closes the connection: the reconnection watches again
+  $("#watch-error").textContent = m.message;
 }
 
 async function init() {
@@ -94,11 +114,12 @@ async function init() {
     // the ids will do
   }
   const scheme = location.protocol === "https:" ? "wss" : "ws";
-  ws = new WebSocket(`${scheme}://${location.host}/ws`);
-  ws.onopen = () => ws.send(JSON.stringify({ type: "watch_race", code, id: 1 }));
-  ws.onmessage = (event) => handle(JSON.parse(event.data));
-  ws.onclose = () => {
-    if ($("#watch-end").hidden) $("#watch-error").textContent = "The connection closed: reload the page to watch on.";
-  };
+  conn = new Connection(`${scheme}://${location.host}/ws`, {
+    onOpen: watch,
+    onMessage: handle,
+    onStatus: (status) => {
+      if (status === "closed" && $("#watch-end").hidden) $("#watch-error").textContent = "Connection lost: reconnecting…";
+    },
+  });
 }
 init();
