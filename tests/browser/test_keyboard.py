@@ -1,8 +1,8 @@
 """The board without a mouse: a whole game of each of the seven kinds won with the keyboard
 alone (Tab onto the board, arrow keys between places, Enter to pick up and put down, the
 games' special keys), what a screen reader is told, and axe-core's check of every screen
-(lobby, room, each game's board, the results, the leaderboard page) with no serious or
-critical violation. Screenshots of the focus ring and of a card picked up are saved."""
+(lobby, room, each game's board, the results, the leaderboard page) with no violation of
+any impact. Screenshots of the focus ring and of a card picked up are saved."""
 
 from __future__ import annotations
 
@@ -232,7 +232,7 @@ async def quick_app(tmp_path: Path, database: Database) -> AsyncIterator[App]:
         await running.stop()
 
 
-async def test_every_game_won_by_keyboard_and_axe_finds_nothing_serious(
+async def test_every_game_won_by_keyboard_and_axe_finds_nothing(
     quick_app: App, browser: Browser, screenshots: Path
 ) -> None:
     app = quick_app
@@ -248,7 +248,8 @@ async def test_every_game_won_by_keyboard_and_axe_finds_nothing_serious(
     for where, violations in found.items():
         for v in violations:
             print(f"axe {where}: {v['impact']} {v['id']}: {v['help']} {v['nodes']}")
-    serious = {w: [v["id"] for v in vs if v["impact"] in ("serious", "critical")] for w, vs in found.items()}
-    assert not any(serious.values()), serious
+    # None of any impact: the moderate ones too (each screen's level-one heading, heading order).
+    violations = {w: [v["id"] for v in vs] for w, vs in found.items() if vs}
+    assert not violations, violations
     for r, _, _ in results:
         assert r.errors == []

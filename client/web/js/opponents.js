@@ -48,6 +48,6 @@ export class RacersPanel {
         h("span", { class: "racer-status" }, status, r.outcome === "playing" ? null : ` · ${r.moves} moves`),
       );
     });
-    this.el.replaceChildren(h("h3", {}, "Racers"), h("ol", { class: "racers" }, rows));
+    this.el.replaceChildren(h("h2", {}, "Racers"), h("ol", { class: "racers" }, rows));
   }
 }
