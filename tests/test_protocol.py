@@ -197,6 +197,18 @@ async def test_every_frame_of_a_whole_race_matches_the_schema(app: App, clients:
     assert (await bob.request({"type": "leave_race"}))["type"] == "left"
     await refused(bob, {"type": "resign"}, "not_in_race")
 
+    # A race with live boards (unranked): its spectators get every board, then the changes.
+    shown = await bob.request({"type": "create_race", "game": GAME, "deal": DEAL, "live_boards": True})
+    assert shown["race"]["live_boards"] is True
+    boards = await spectator.request({"type": "watch_race", "code": shown["race"]["code"]})
+    assert [b["player_id"] for b in boards["boards"]] == [bob.player["id"]]
+    await bob.request({"type": "start_race"})
+    await bob.expect("race_started")
+    assert (await bob.request({"type": "move", "moves": list(LINE[:1])}))["applied"] == list(LINE[:1])
+    assert (await spectator.expect("boards"))["racers"][0]["player_id"] == bob.player["id"]
+    await bob.request({"type": "resign"})
+    assert (await bob.request({"type": "leave_race"}))["type"] == "left"
+
     # Daily challenges, leaderboards and profiles (browsable before hello too).
     guest = await clients()
     today = await guest.request({"type": "daily"})

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from solitaire_race.app import App
-from solitaire_race.engine import all_games, get_game
+from solitaire_race.engine import all_games, get_game, view_changes
 
 from .conftest import TEST_SECRET, progress_entries
 
@@ -130,3 +130,65 @@ async def test_watching_a_finished_race_a_missing_one_and_leaving(app: App, clie
             break
         await asyncio.sleep(0.02)
     assert app.races.rooms[second].spectators == set()
+
+
+@pytest.mark.parametrize("game_id", sorted(all_games()))
+async def test_live_boards_show_spectators_every_board_as_it_is_played(
+    app: App, clients: Any, game_id: str
+) -> None:
+    """A race made with live boards: every spectator's boards, from ``watching`` and each
+    ``boards`` after it, are the racers' own views, move after move, to the end; whoever
+    started watching when. Its results are kept, unranked."""
+    game = get_game(game_id)
+    ann, bob = await clients(f"ann-{game_id}"), await clients(f"bob-{game_id}")
+    room = await ann.request({"type": "create_race", "game": game_id, "deal": 4, "live_boards": True})
+    assert room["race"]["live_boards"] is True
+    code = room["race"]["code"]
+    await bob.request({"type": "join_race", "code": code})
+    early = await clients()
+    watching = await early.request({"type": "watch_race", "code": code})
+    deal = game.deal(4, SECRET)
+    ids = {m["name"]: m["id"] for m in watching["race"]["players"]}
+    names = (f"ann-{game_id}", f"bob-{game_id}")
+    assert watching["boards"] == [{"player_id": ids[n], "view": game.view(deal)} for n in names]
+    boards = {0: {b["player_id"]: b["view"] for b in watching["boards"]}}  # what each spectator shows: 0 early, 1 late
+    await ann.request({"type": "start_race"})
+    for racer in (ann, bob):
+        await racer.expect("race_started")
+
+    states = {ids[f"ann-{game_id}"]: deal, ids[f"bob-{game_id}"]: deal}
+    rng = random.Random(11)
+    late = None
+    for turn in range(16):  # the two take turns at random legal moves
+        name, client = (f"ann-{game_id}", ann) if turn % 2 == 0 else (f"bob-{game_id}", bob)
+        pid = ids[name]
+        legal = game.legal_moves(states[pid])
+        if not legal:
+            continue
+        move = rng.choice(legal)
+        reply = await client.request({"type": "move", "moves": [game.format_move(move)]})
+        if reply.get("type") != "move_result":
+            continue  # that game is over (found stuck)
+        states[pid] = game.apply(states[pid], move)
+        if turn == 7:  # a second spectator, mid-race: the boards as they are
+            late = await clients()
+            later = await late.request({"type": "watch_race", "code": code})
+            boards[1] = {b["player_id"]: b["view"] for b in later["boards"]}
+    for client in (ann, bob):
+        await client.request({"type": "resign"})
+    assert late is not None
+    for k, watcher in ((0, early), (1, late)):
+        for frame in await frames_until(watcher, "race_finished"):
+            if frame["type"] == "boards":
+                for entry in frame["racers"]:
+                    boards[k][entry["player_id"]] = view_changes.apply(boards[k][entry["player_id"]], entry["changes"])
+        assert boards[k] == {pid: game.view(state) for pid, state in states.items()}, k
+
+    # Unranked: kept (the replay, the recent races), on no board and in no statistics.
+    replay = await early.request({"type": "replay", "code": code})
+    assert replay["type"] == "replay_data" and len(replay["racers"]) == 2
+    board = await early.request({"type": "leaderboard", "game": game_id, "board": "deal", "deal": 4})
+    assert board["entries"] == []
+    profile = await ann.request({"type": "profile"})
+    assert [r["code"] for r in profile["recent"]] == [code]
+    assert profile["games"] == [], profile

@@ -231,7 +231,7 @@ class Interpreter:
             for r in effect.results
         ]
         for r in effect.results:
-            if r.fair_play.held and not practice:
+            if r.fair_play.held and not practice and not room.live_boards:  # unranked: nothing to hold
                 event(log, "result_held", logging.WARNING, race=room.race_id, player=r.player_id,
                       reasons=list(r.fair_play.reasons))
         for attempt in range(5):

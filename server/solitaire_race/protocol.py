@@ -94,6 +94,7 @@ class CreateRace(_Request, tag="create_race", frozen=True):
     private: bool = True
     time_limit_s: Annotated[int, msgspec.Meta(ge=30, le=4 * 3600)] | None = None
     best_of: Literal[3, 5, 7] | None = None  # a series of that many races (None: an open series)
+    live_boards: bool = False  # spectators see every board live; its results are unranked
 
 
 class JoinRace(_Request, tag="join_race", frozen=True):
@@ -184,7 +185,7 @@ class ParLine(_Request, tag="par_line", frozen=True):
 
 
 class WatchRace(_Request, tag="watch_race", frozen=True):
-    """Watch a race: its standings live, never a card."""
+    """Watch a race: its standings live; every board too if the race was made with live boards."""
 
     code: Annotated[str, msgspec.Meta(min_length=1, max_length=16)]
 

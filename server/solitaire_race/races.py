@@ -175,7 +175,9 @@ class Races(Rematches, Ghosts):
                 p.ErrorCode.BAD_REQUEST, "that is today's daily challenge deal: play it with start_daily"
             )
         limit = req.time_limit_s or self.config.time_limit_s
-        record = await self._new_race_record(game.id, deal, req.private, player_id, limit, best_of=req.best_of)
+        record = await self._new_race_record(
+            game.id, deal, req.private, player_id, limit, best_of=req.best_of, live_boards=req.live_boards
+        )
         room = self.new_room(record, game, limit, series=Series(record.id, record.best_of, 1))
         self.seats[player_id] = room
         await self.interpreter.run(room, room.join(player_id, player.name, self.clock()), reply=(player_id, req.id))
@@ -183,6 +185,7 @@ class Races(Rematches, Ghosts):
     async def _new_race_record(
         self, game_id: str, deal: int, private: bool, player_id: int, limit: int, daily_date: str | None = None,
         best_of: int | None = None, series: Series | None = None, place: bool = True, ghost: str | None = None,
+        live_boards: bool = False,
     ) -> RaceRecord:
         """Store a new race under a fresh join code (retrying the rare taken code): a race
         of ``best_of`` (the next race of ``series``, or the first of its own), or a daily
@@ -197,7 +200,7 @@ class Races(Rematches, Ghosts):
                     time_limit_s=limit, now=self.wall_clock(),
                     kind="race" if daily_date is None else "daily", daily_date=daily_date, best_of=best_of,
                     series_id=series.id if series else None, series_number=series.number if series else 1,
-                    ghost=ghost,
+                    ghost=ghost, live_boards=live_boards,
                 )
             except CodeTaken:
                 continue
@@ -218,6 +221,7 @@ class Races(Rematches, Ghosts):
             # A daily attempt's clock runs on through a disconnect, up to the time limit.
             leave_grace_s=limit if daily else self.config.leave_grace_s,
             daily=daily, fair_play=self.config.fair_play_holds, series=series, ghost=ghost,
+            live_boards=record.live_boards,
         )
         self.rooms[record.code] = room
         if self.placement is not None and record.status == "open":
@@ -314,7 +318,7 @@ class Races(Rematches, Ghosts):
             "code": race.code, "link": f"{self.config.public_url}/join/{race.code}", "game": race.game,
             "deal": race.deal_number, "private": race.private, "status": status.value,
             "creator_id": race.created_by, "time_limit_s": race.time_limit_s,
-            "max_players": 1 if race.kind == "daily" else self.config.max_players,
+            "max_players": 1 if race.kind == "daily" else self.config.max_players, "live_boards": race.live_boards,
             "players": [{"id": pid, "name": name, "ready": False, "connected": False} for pid, name in players],
         }
 

@@ -87,7 +87,7 @@ class Rematches:
         assert series is not None  # not a daily attempt: checked by the caller
         code, made = await self._make_rematch(
             player, room.race_id, room.game, room.deal_number if same_deal else None, room.private,
-            room.time_limit_s, series,
+            room.time_limit_s, series, live_boards=room.live_boards,
         )
         if made:
             await self.interpreter.run(room, room.rematch_proposed(code, (player.id, player.name), same_deal))
@@ -112,15 +112,18 @@ class Rematches:
         series = series.after([(r.player_id, r.player_name, r.rank) for r in finished.results])
         game = self.queries.game(race.game)
         deal = race.deal_number if req.same_deal else None
-        code, _ = await self._make_rematch(player, race.id, game, deal, race.private, race.time_limit_s, series)
+        code, _ = await self._make_rematch(
+            player, race.id, game, deal, race.private, race.time_limit_s, series, live_boards=race.live_boards
+        )
         return code
 
     async def _make_rematch(
         self, player: PlayerRecord, race_id: int, game: Game[Any], deal: int | None, private: bool, limit: int,
-        series: Series,
+        series: Series, *, live_boards: bool,
     ) -> tuple[str, bool]:
-        """A rematch of finished race ``race_id`` (on ``deal``, or a fresh one), as the next
-        race of ``series`` (as it stands after that race), unless another racer's came first
+        """A rematch of finished race ``race_id`` (on ``deal``, or a fresh one, with live boards
+        as it had), as the next race of ``series`` (as it stands after that race), unless
+        another racer's came first
         (on another node, or while this one was being stored): its code, and whether it is
         ours."""
         deal = deal if deal is not None else secrets.randbelow(1_000_000_000)
@@ -130,6 +133,7 @@ class Rematches:
             )
         record = await self._new_race_record(
             game.id, deal, private, player.id, limit, best_of=series.best_of, series=series.next(), place=False,
+            live_boards=live_boards,
         )
         code = await self.store.claim_rematch(race_id, record.code)
         if code != record.code:  # another racer's rematch came first: ours was never seen

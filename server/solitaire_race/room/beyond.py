@@ -1,5 +1,6 @@
 """A room beyond its own race: the series it belongs to, the rematch that follows it, and
-who watches it (a part of ``Room``, kept in its own module; sans-I/O like the rest)."""
+who watches it, with the boards of a race that shows them live (a part of ``Room``, kept in
+its own module; sans-I/O like the rest)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from .effects import Effect, Send
 from .status import RoomError, Status
 
 if TYPE_CHECKING:
+    from ..engine import Game
     from .racer import Racer
     from .results import Result
     from .series import Series
@@ -19,12 +21,18 @@ class Beyond:
     """``Room``'s series, rematch and spectators."""
 
     code: str
+    game: Game[Any]
     status: Status
     racers: dict[int, Racer]
     results: tuple[Result, ...]
     series: Series | None
     rematch: dict[str, Any] | None
     spectators: set[int]
+    live_boards: bool
+    boards_shown: dict[int, Any]
+
+    if TYPE_CHECKING:  # the rest of ``Room``
+        def _deal(self) -> Any: ...
 
     @property
     def series_now(self) -> Series | None:
@@ -47,3 +55,35 @@ class Beyond:
         room: Any = self  # messages take the Room this is a part of
         over = [Send((spectator,), messages.finished(room))] if self.status is Status.FINISHED else []
         return [Send((spectator,), messages.watching(room, now)), *over]
+
+    # --- live boards (a race made with ``live_boards``: unranked) ------------------------
+    # Spectators see each racer's board as its moves become durable, at most once per flush
+    # of the standings: ``watching`` carries every board as ``boards_shown`` holds it, and
+    # each ``boards`` message the changes from there. Every spectator's boards are always
+    # those of ``boards_shown``, so one set of changes serves them all.
+
+    def boards_now(self) -> list[dict[str, Any]]:
+        """``watching``'s boards: each racer's view as spectators see it now (before the
+        start, the deal)."""
+        boards = []
+        for r in self.racers.values():
+            state = self.boards_shown.get(r.id, r.state)
+            boards.append({"player_id": r.id, "view": self.game.view(self._deal() if state is None else state)})
+        return boards
+
+    def flush_boards(self, states: dict[int, Any]) -> list[Effect]:
+        """``boards`` to the spectators: the changes that bring each racer's board to its
+        state in ``states`` (each durable: logged, or final)."""
+        changed = []
+        for pid, state in states.items():
+            if pid not in self.racers:
+                continue
+            shown = self.boards_shown.get(pid)
+            # Never shown (a racer no spectator has seen move): the whole view, which fits
+            # whatever ``watching`` gave.
+            changes = self.game.view_changes(shown, state) if shown is not state else []
+            self.boards_shown[pid] = state
+            if changes:
+                changed.append({"player_id": pid, "changes": changes})
+        spectators = tuple(self.spectators)
+        return [Send(spectators, {"type": "boards", "racers": changed})] if changed and spectators else []

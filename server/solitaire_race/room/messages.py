@@ -24,6 +24,7 @@ def summary(room: Room) -> dict[str, Any]:
         "creator_id": room.creator_id,
         "time_limit_s": room.time_limit_s,
         "max_players": room.max_players,
+        "live_boards": room.live_boards,
         "players": [
             {"id": r.id, "name": r.name, "ready": r.ready, "connected": r.connected}
             for r in room.racers.values()
@@ -81,6 +82,7 @@ def watching(room: Room, now: float) -> dict[str, Any]:
         "elapsed_ms": room.elapsed_ms(now) if room.status.value == "running" else None,
         "racers": [progress_fields(room.game, r) for r in room.racers.values()]
         + ([room.ghost.progress()] if room.ghost else []),
+        **({"boards": room.boards_now()} if room.live_boards else {}),
     }
 
 

@@ -1,9 +1,11 @@
 """One race room as a sans-I/O state machine: inputs in, effects out, no awaiting.
 
-The room owns the race's life: the lobby (who is in, who is ready), the countdown, every
-racer's own game state, validation of their moves by the engine, progress, the end of the
-race and its ranking. It never reads a clock: every input carries ``now`` (seconds on the
-server's monotonic clock), and ``deadline()`` says when the room next wants ``tick``.
+The room owns the race's life: the lobby (who is in, who is ready) and the countdown
+(``lobby.py``), every racer's own game state, validation of their moves by the engine,
+progress, the end of the race and its ranking; what lies beyond it (its series, its
+rematch, its spectators and their live boards) is in ``beyond.py``. It never reads a
+clock: every input carries ``now`` (seconds on the server's monotonic clock), and
+``deadline()`` says when the room next wants ``tick``.
 
 Every method returns a list of effects for the caller to carry out, in order:
 - ``LogMoves(player_id, entries)``: append to the durable move log; it always comes before
@@ -34,8 +36,9 @@ from ..engine.view_changes import Change
 from ..results import RacerOutcome
 from . import messages
 from .beyond import Beyond
-from .effects import CheckStuck, Effect, LogMoves, Played, RecordStart, SaveEntrants, SaveResults, Send
+from .effects import CheckStuck, Effect, LogMoves, Played, RecordStart, SaveResults, Send
 from .ghost import Ghost
+from .lobby import Lobby
 from .racer import ENDED_AS, Racer, rebuilt, seen
 from .results import Result, rank, verify
 from .series import Series
@@ -50,7 +53,7 @@ def parse_move(game: Game[Any], text: str) -> tuple[Move, str]:
     return move, game.format_move(move)
 
 
-class Room(Beyond):
+class Room(Lobby, Beyond):
     def __init__(
         self,
         *,
@@ -70,6 +73,7 @@ class Room(Beyond):
         fair_play: bool = True,
         series: Series | None = None,
         ghost: Ghost | None = None,
+        live_boards: bool = False,
     ) -> None:
         self.race_id = race_id
         self.fair_play = fair_play  # assess each result's plausibility (fair_play.py), holding the implausible
@@ -90,6 +94,9 @@ class Room(Beyond):
         # Who watches (``watch``): sent what every racer is (standings, progress, the room,
         # the ranking) and nothing of one racer's own (race_started, move_result): no card.
         self.spectators: set[int] = set()
+        self.live_boards = live_boards  # spectators see every board too (``Beyond.flush_boards``)
+        self.boards_shown: dict[int, Any] = {}  # with live boards: each racer's state as spectators see it
+        self._boards_dirty: dict[int, Any] = {}  # the durable states not shown yet
         self.rematch: dict[str, Any] | None = None  # once finished: the race that follows it (code, by, same_deal)
         # Racers repeat moves. A function of the game, not a method: a room holding its own
         # bound method would be a reference cycle, freed only by the garbage collector.
@@ -107,77 +114,6 @@ class Room(Beyond):
         self.racers: dict[int, Racer] = {}
         self.start_at: float | None = None  # monotonic time of the common start
         self.results: tuple[Result, ...] = ()
-
-    # --- lobby ---------------------------------------------------------------------
-    def join(self, player_id: int, name: str, now: float) -> list[Effect]:
-        racer = self.racers.get(player_id)
-        if racer is not None:  # the same player again (a new connection): resume
-            racer.connected = True
-            racer.gone_since = None
-            racer.name = name
-            return [self._room_message(), *self._resume(racer, now)]
-        if self.status is not Status.LOBBY:
-            raise RoomError("race_started", f"race {self.code} has already started")
-        if len(self.racers) >= self.max_players:
-            raise RoomError("room_full", f"race {self.code} is full ({self.max_players} players)")
-        self.racers[player_id] = Racer(player_id, name)
-        return [self._entrants(), self._room_message()]
-
-    def leave(self, player_id: int, now: float) -> list[Effect]:
-        """The player leaves the room (or their connection dropped)."""
-        racer = self._racer(player_id)
-        if self.status in (Status.LOBBY, Status.COUNTDOWN):
-            return self._remove(player_id)
-        racer.connected = False
-        if self.status is Status.RUNNING and not racer.done:
-            racer.gone_since = now  # their clock keeps running; see deadline()
-        return [self._room_message()]
-
-    def _remove(self, player_id: int) -> list[Effect]:
-        """Take a player out of the lobby; an empty lobby is abandoned (the caller deletes
-        the race, entrants and all)."""
-        del self.racers[player_id]
-        if not self.racers:
-            self.status = Status.FINISHED
-            return []
-        if player_id == self.creator_id:
-            self.creator_id = next(iter(self.racers))
-        return [self._entrants(), self._room_message()]
-
-    def _entrants(self) -> SaveEntrants:
-        return SaveEntrants(tuple(self.racers))
-
-    def set_ready(self, player_id: int, ready: bool, now: float) -> list[Effect]:
-        racer = self._racer(player_id)
-        self._require(Status.LOBBY, "ready")
-        racer.ready = ready
-        effects: list[Effect] = [self._room_message()]
-        if len(self.racers) >= 2 and all(r.ready for r in self.racers.values()):
-            effects += self._begin_countdown(now)
-        return effects
-
-    def start(self, player_id: int, now: float) -> list[Effect]:
-        self._racer(player_id)
-        self._require(Status.LOBBY, "start")
-        if player_id != self.creator_id:
-            raise RoomError("not_creator", "only the race's creator can start it")
-        return self._begin_countdown(now)
-
-    def start_now(self, player_id: int, now: float) -> list[Effect]:
-        """Start at once, without a countdown (a solo daily attempt: the clock starts
-        when the player receives the deal)."""
-        self._racer(player_id)
-        self._require(Status.LOBBY, "start")
-        self.start_at = now
-        return self._go(now)
-
-    def _begin_countdown(self, now: float) -> list[Effect]:
-        self.status = Status.COUNTDOWN
-        self.start_at = now + self.countdown_s
-        return [
-            self._room_message(),
-            self._to_all({"type": "countdown", "code": self.code, "starts_in_ms": round(self.countdown_s * 1000)}),
-        ]
 
     # --- time ----------------------------------------------------------------------
     def deadline(self) -> float | None:
@@ -373,7 +309,7 @@ class Room(Beyond):
 
     @property
     def has_pending_progress(self) -> bool:
-        return bool(self._dirty)
+        return bool(self._dirty or self._boards_dirty)
 
     def log_failed(self, effect: LogMoves) -> None:
         """The caller could not make ``effect`` durable (its move_result is not sent). The
@@ -401,6 +337,8 @@ class Room(Beyond):
         for entry in effect.entries:
             if entry[1] == "move":
                 self._dirty[racer.id] = seen(racer)
+                if self.live_boards:
+                    self._boards_dirty[racer.id] = racer.state
                 return
 
     def flush_progress(self) -> list[Effect]:
@@ -413,7 +351,11 @@ class Room(Beyond):
             for pid, seen in dirty.items()
             if pid in self.racers
         ]
-        return [self._to_all({"type": "standings", "racers": changed})] if changed else []
+        boards, self._boards_dirty = self._boards_dirty, {}
+        return [
+            *([self._to_all({"type": "standings", "racers": changed})] if changed else []),
+            *self.flush_boards(boards),
+        ]
 
     def resign(self, player_id: int, now: float) -> list[Effect]:
         racer = self._racer(player_id)
@@ -444,9 +386,11 @@ class Room(Beyond):
     def _close(self) -> list[Effect]:
         # Everyone's final progress before the ranking. These effects follow the last
         # LogMoves, which the caller makes durable first.
-        self._dirty = {}
+        self._dirty, self._boards_dirty = {}, {}
         final = [messages.progress_fields(self.game, r) for r in self.racers.values()]
         effects: list[Effect] = [self._to_all({"type": "standings", "racers": final})]
+        if self.live_boards:  # every board as it ends
+            effects += self.flush_boards({r.id: r.state for r in self.racers.values()})
         self.status = Status.CLOSING
         # The moves are read through the room's parse cache: they were parsed in play.
         self.results = rank(self.game, self.racers.values(), self.fair_play, lambda text: self._parse(text)[0])

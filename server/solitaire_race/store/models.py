@@ -142,6 +142,8 @@ class Race(Base):
     series_number: Mapped[int] = mapped_column(server_default="1")
     rematch_code: Mapped[str | None] = mapped_column(String(CODE_MAX_LENGTH))
     ghost: Mapped[str | None] = mapped_column(String(40))  # "<code>:<player id>": the run raced against (0015)
+    # Spectators see every board live (0017): its results are unranked (UNRANKED_CLASS).
+    live_boards: Mapped[bool] = mapped_column(server_default=false())
 
 
 class Result(Base):

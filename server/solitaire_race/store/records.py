@@ -56,6 +56,7 @@ class RaceRecord:
     series_number: int = 1  # its number in its series
     rematch_code: str | None = None  # the join code of the race that followed it, once asked for
     ghost: str | None = None  # a practice race against a recorded run: "<race code>:<player id>"
+    live_boards: bool = False  # spectators see every board live: its results are unranked
 
     @property
     def series(self) -> int:

@@ -77,6 +77,7 @@ def race_record(row: Race) -> RaceRecord:
         series_number=row.series_number,
         rematch_code=row.rematch_code,
         ghost=row.ghost,
+        live_boards=row.live_boards,
     )
 
 

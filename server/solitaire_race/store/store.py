@@ -59,6 +59,7 @@ from .writer import Writer, resolve
 from .writes import (
     BANNED_ASSESSMENT,
     HELD_CLASS,
+    UNRANKED_CLASS,
     banned_players,
     check_epoch,
     claim,
@@ -279,12 +280,14 @@ class Store(DailyAndBoards, Unfinished, Review, Series):
         series_id: int | None = None,
         series_number: int = 1,
         ghost: str | None = None,
+        live_boards: bool = False,
     ) -> RaceRecord:
         """A new race in status 'open'. Raises CodeTaken if ``code`` is in use.
 
         ``kind="daily"`` with ``daily_date`` marks a daily challenge attempt; ``best_of``,
         ``series_id`` and ``series_number`` place it in a series, ``ghost`` names the run a
-        practice race is raced against (``RaceRecord``)."""
+        practice race is raced against, ``live_boards`` shows spectators every board (its
+        results are unranked: ``finish_race``) (``RaceRecord``)."""
         if not 1 <= len(code) <= CODE_MAX_LENGTH:
             raise ValueError(f"a race code has 1 to {CODE_MAX_LENGTH} characters")
         row = Race(
@@ -304,6 +307,7 @@ class Store(DailyAndBoards, Unfinished, Review, Series):
             series_id=series_id,
             series_number=series_number,
             ghost=ghost,
+            live_boards=live_boards,
         )
 
         def write(session: Session) -> RaceRecord | IntegrityError:
@@ -449,22 +453,29 @@ class Store(DailyAndBoards, Unfinished, Review, Series):
             if epoch is not None:
                 check_epoch(session, race_id, epoch)
             # The UPDATE comes first: it takes the write lock and proves the race is running.
-            game, deal_number = transition(session, finish_statement(), race_id, "running", finished_at=finished)
+            game, deal_number, live_boards = transition(
+                session, finish_statement(), race_id, "running", finished_at=finished
+            )
             ranked = session.scalar(statements().ranked_date, {"race_id": race_id})
             banned = banned_players(session, [row["player_id"] for row in rows])
             for row in rows:
                 left = row["total"] - row["home"]
                 rank_class, sort_primary, _ = rank_key(row["outcome"], row["time_ms"], row["moves"], left)
-                if row["player_id"] in banned:  # decided already: off the boards, not on the review list
+                if live_boards:  # unranked: never on a board, so never held for review either
+                    row["held"] = False
+                    rank_class = UNRANKED_CLASS
+                elif row["player_id"] in banned:  # decided already: off the boards, not on the review list
                     row.update(held=True, fair_play=BANNED_ASSESSMENT, review="confirmed")
+                if row["held"]:
+                    rank_class = HELD_CLASS
                 row.update(
-                    game=game, deal_number=deal_number, daily_date=ranked,
-                    rank_class=HELD_CLASS if row["held"] else rank_class, sort_primary=sort_primary,
+                    game=game, deal_number=deal_number, daily_date=ranked, rank_class=rank_class,
+                    sort_primary=sort_primary,
                 )
             try:
                 if rows:
                     session.execute(statements().add_results, rows)  # Core: the ORM's bulk path costs more
-                    update_stats(session, game, [row for row in rows if not row["held"]])
+                    update_stats(session, game, [row for row in rows if row["rank_class"] < HELD_CLASS])
                 session.commit()
             except IntegrityError as error:
                 raise ConstraintViolation(f"cannot store results of race {race_id}: {error.orig}") from error

@@ -20,6 +20,7 @@ from .models import DailyAttempt, MoveLog, Player, PlayerStats, Race, RaceEntry,
 from .records import RaceStatus
 
 HELD_CLASS = 2  # a held result's rank_class: the boards read classes 0 (won) and 1 only
+UNRANKED_CLASS = 3  # a result of a race with live boards (its racers could see each other's): on no board
 BANNED_ASSESSMENT = '{"held": true, "reasons": ["the player is banned from ranked boards"], "evidence": {}}'
 
 
@@ -111,11 +112,11 @@ def statements() -> Statements:
 
 def _transition_statement(to: RaceStatus, **values: Any) -> Any:
     """UPDATE a race from the status bound as ``frm`` to ``to``, setting ``values``, and
-    return its game and deal number; the race is bound as ``race_id``."""
+    return its game, deal number and whether its boards are live; the race is bound as ``race_id``."""
     races = Race.__table__.c
     return (
         update(Race.__table__).where(races.id == bindparam("race_id"), races.status == bindparam("frm"))
-        .values(status=to, **values).returning(races.game, races.deal_number)
+        .values(status=to, **values).returning(races.game, races.deal_number, races.live_boards)
     )
 
 
@@ -140,16 +141,18 @@ def finish_statement() -> Any:
     return _transition_statement("finished", finished_at=bindparam("finished_at", type_=Race.finished_at.type))
 
 
-def transition(session: Session, statement: Any, race_id: int, frm: RaceStatus, **values: Any) -> tuple[str, int]:
+def transition(
+    session: Session, statement: Any, race_id: int, frm: RaceStatus, **values: Any
+) -> tuple[str, int, bool]:
     """Run a ``_transition_statement`` on the race inside the caller's transaction and
-    return its (game, deal number), or raise NotFound / RaceStateError."""
+    return its (game, deal number, live boards), or raise NotFound / RaceStateError."""
     row = session.execute(statement, {"race_id": race_id, "frm": frm, **values}).first()
     if row is None:
         race = session.get(Race, race_id)
         if race is None:
             raise NotFound(f"no race {race_id}")
         raise RaceStateError(f"race {race_id} is {race.status!r}, not {frm!r}")
-    return row.game, row.deal_number
+    return row.game, row.deal_number, row.live_boards
 
 
 def replace_entries(session: Session, race_id: int, player_ids: Sequence[int]) -> None:
