@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import random
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,7 +15,8 @@ import pytest
 from solitaire_race.app import App
 from solitaire_race.engine import all_games, get_game, view_changes
 
-from .conftest import TEST_SECRET, progress_entries
+from .conftest import TEST_SECRET, Client, make_config, progress_entries
+from .support import winnable_deal
 
 SECRET = TEST_SECRET.encode()
 CARD = re.compile(r"^[2-9TJQKA][SHDC]$")
@@ -192,3 +194,43 @@ async def test_live_boards_show_spectators_every_board_as_it_is_played(
     profile = await ann.request({"type": "profile"})
     assert [r["code"] for r in profile["recent"]] == [code]
     assert profile["games"] == [], profile
+
+
+async def test_live_boards_outlive_a_restart_and_pass_to_the_rematch(tmp_path: Path) -> None:
+    """The race's live boards are stored with it: a restart brings them back (the boards
+    where the racer's durable moves left them), and its rematch shows boards too."""
+    game = get_game("cruel")
+    deal, line = winnable_deal("cruel", SECRET)
+    config = make_config(tmp_path)
+    app = await App.start(config)
+    ann = await Client.connect(app)
+    try:
+        await ann.hello("ann")
+        token = ann.token
+        room = await ann.request({"type": "create_race", "game": "cruel", "deal": deal, "live_boards": True})
+        code = room["race"]["code"]
+        await ann.request({"type": "start_race"})
+        await ann.expect("race_started")
+        assert (await ann.request({"type": "move", "moves": list(line[:3])}))["applied"] == list(line[:3])
+    finally:
+        await ann.close()
+        await app.stop()
+    app = await App.start(config)
+    watcher, ann = await Client.connect(app), await Client.connect(app)
+    try:
+        watching = await watcher.request({"type": "watch_race", "code": code})
+        state = game.deal(deal, SECRET)
+        for move in line[:3]:
+            state = game.apply(state, game.parse_move(move))
+        assert watching["race"]["live_boards"] is True and watching["boards"][0]["view"] == game.view(state)
+        await ann.hello(token=token)
+        assert (await ann.request({"type": "join_race", "code": code}))["type"] == "room"
+        await ann.expect("race_started")
+        await ann.request({"type": "resign"})
+        await ann.expect("race_finished")
+        rematch = await ann.request({"type": "rematch", "same_deal": True})
+        assert rematch["type"] == "room" and rematch["race"]["live_boards"] is True
+    finally:
+        await watcher.close()
+        await ann.close()
+        await app.stop()
