@@ -3,6 +3,7 @@ no card at all, then the ranking and the way to the replay; the room gives the l
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 from typing import Any
@@ -10,10 +11,13 @@ from typing import Any
 from playwright.async_api import Browser, expect
 
 from solitaire_race.app import App
+from solitaire_race.engine import get_game
 
 from ..conftest import TEST_SECRET
 from ..support import winnable_deal
 from .racer import Racer
+from .test_replay_page import zones
+from .views import expected_zones, normalized
 
 DEAL, LINE = winnable_deal("cruel", TEST_SECRET.encode())
 
@@ -53,3 +57,38 @@ async def test_a_race_is_watched_live_without_a_card(
         assert watcher.errors == [] and ann.errors == []
     finally:
         await ann.close()
+
+
+async def test_a_race_with_live_boards_is_watched_board_by_board(
+    app: App, browser: Browser, clients: Any, screenshots: Path
+) -> None:
+    bob = await clients("bob")
+    room = await bob.request({"type": "create_race", "game": "cruel", "deal": DEAL, "live_boards": True})
+    code = room["race"]["code"]
+    watcher = await Racer.open(browser, f"{app.url}watch/{code}")
+    page = watcher.page
+    try:
+        board = page.locator("#watch-boards .replay-racer")
+        await expect(board).to_have_count(1)
+        await expect(page.locator("#watch-note")).to_contain_text("every racer's board")
+        game = get_game("cruel")
+        state = game.deal(DEAL, TEST_SECRET.encode())
+        assert normalized(await zones(board)) == expected_zones(game.view(state))  # the deal, before the start
+
+        await bob.request({"type": "start_race"})
+        await bob.expect("race_started")
+        await bob.request({"type": "move", "moves": list(LINE[:16])})
+        for move in LINE[:16]:
+            state = game.apply(state, game.parse_move(move))
+        for _ in range(50):  # bounded: the boards come with the standings, ten times a second
+            if normalized(await zones(board)) == expected_zones(game.view(state)):
+                break
+            await asyncio.sleep(0.1)
+        assert normalized(await zones(board)) == expected_zones(game.view(state))
+        await expect(page.locator("#watch-racers li", has_text="bob")).to_have_attribute("data-moves", "16")
+        await page.screenshot(path=screenshots / "watch-live-boards.png", full_page=True)
+        await bob.request({"type": "resign"})
+        await expect(page.locator("#watch-ranking tbody tr")).to_have_count(1)
+        assert watcher.errors == []
+    finally:
+        await watcher.close()

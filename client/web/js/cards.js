@@ -42,6 +42,15 @@ export function showOnly(root) {
   }
 }
 
+// What a renderer draws a board's buttons (redeal, stock) with when nobody plays it.
+const INERT = { moveButton: ({ label, detail }) => h("button", { type: "button", class: "move-button", disabled: true }, h("span", {}, label), detail ? h("small", {}, detail) : null) };
+
+/** Draw `view` into `content` with the game's `renderer`, to be looked at (a replay, a spectator's). */
+export function drawStill(content, renderer, view) {
+  content.replaceChildren(renderer.render(view, INERT));
+  showOnly(content);
+}
+
 /** A face-up card. */
 export function card(code, attrs = {}) {
   const rank = rankLabel(code[0]);

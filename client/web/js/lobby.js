@@ -1,5 +1,5 @@
 // The lobby: create a race (game, deal: random, a number or today's daily; private; time
-// limit), join by code, the public races open for joining, and the daily challenge per game.
+// limit; series; live boards), join by code, the public races open for joining, and the daily challenge per game.
 // While the lobby is shown it refreshes the public races, counts down to the next daily (and
 // asks for the new day's at midnight UTC), and asks again for a daily challenge still being
 // prepared; every timer stops when it is left.
@@ -59,6 +59,7 @@ export function initLobby(app) {
       private: $("#private").checked,
       time_limit_s: Number($("#time-limit").value),
       best_of: $("#best-of").value ? Number($("#best-of").value) : null,
+      live_boards: $("#live-boards").checked,
     });
   };
   $("#join-form").onsubmit = (event) => {
@@ -167,7 +168,7 @@ export function renderRaces(app, races) {
         "li",
         {},
         h("span", { class: "race-game" }, gameName(r.game)),
-        h("span", { class: "race-who" }, `${r.players.map((p) => p.name).join(", ")} · ${r.players.length}/${r.max_players}`),
+        h("span", { class: "race-who" }, `${r.players.map((p) => p.name).join(", ")} · ${r.players.length}/${r.max_players}${r.live_boards ? " · live boards, unranked" : ""}`),
         h("button", { type: "button", class: "small", onclick: () => app.joinRace(r.code) }, `Join ${spacedCode(r.code)}`),
       ),
     ),

@@ -3,7 +3,7 @@
 // clock: play and pause, a move back or forward, a speed, and a scrubber over the race time.
 // The boards are drawn by the games' own renderers from the views the replay's changes make;
 // its buttons (redeal, stock) are drawn but do nothing here.
-import { showOnly } from "./cards.js";
+import { drawStill } from "./cards.js";
 import { formatTime, OUTCOME_LABELS } from "./format.js";
 import { RENDERERS } from "./games/index.js";
 import { storage } from "./storage.js";
@@ -54,8 +54,6 @@ async function load() {
   });
 }
 
-const inert = { moveButton: ({ label, detail }) => h("button", { type: "button", class: "move-button", disabled: true }, h("span", {}, label), detail ? h("small", {}, detail) : null) };
-
 function show(data) {
   const lines = data.racers.map(timeline);
   const end = Math.max(0, ...lines.map((l) => l.times[l.times.length - 1] ?? 0), ...data.racers.map((r) => r.time_ms ?? 0));
@@ -94,8 +92,7 @@ function show(data) {
     for (const p of panels) {
       const n = movesBy(p.line, at);
       if (n !== p.shown) {
-        p.content.replaceChildren(renderer.render(p.line.views[n], inert));
-        showOnly(p.content);
+        drawStill(p.content, renderer, p.line.views[n]);
         p.shown = n;
         p.panel.dataset.moves = String(n);
       }

@@ -42,7 +42,7 @@ export function renderRoom() {
   const race = state.race;
   const me = state.me.id;
   $("#room-game").textContent = gameName(race.game);
-  $("#room-deal").textContent = `deal ${race.deal} · ${race.private ? "private" : "public"} · ${Math.round(race.time_limit_s / 60)} min`;
+  $("#room-deal").textContent = `deal ${race.deal} · ${race.private ? "private" : "public"} · ${Math.round(race.time_limit_s / 60)} min${race.live_boards ? " · live boards, unranked" : ""}`;
   $("#room-code").textContent = spacedCode(race.code);
   $("#room-code").dataset.code = race.code;
   const share = shareableLink(race.link);

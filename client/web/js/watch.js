@@ -2,14 +2,21 @@
 // never a board: the server sends a spectator only what every racer is told. Once the race
 // is over, the ranking and a link to its replay. It connects as the app does (connection.js):
 // after a drop it comes back and watches again, and in a cluster it follows the race to the
-// node that runs it (race_elsewhere) and through a failover (race_moved).
+// node that runs it (race_elsewhere) and through a failover (race_moved). A race made with
+// live boards (unranked) shows every racer's board too, drawn by the games' own renderers
+// from the views `watching` gives and the `boards` changes after it.
+import { drawStill } from "./cards.js";
 import { Connection } from "./connection.js";
 import { formatTime, OUTCOME_LABELS } from "./format.js";
+import { RENDERERS } from "./games/index.js";
 import { RacersPanel } from "./opponents.js";
 import { $, h, playerLink } from "./util.js";
+import { applyChanges } from "./view-changes.js";
 
 const code = location.pathname.match(/^\/watch\/([A-Za-z-]{1,16})\/?$/)?.[1]?.toUpperCase() ?? null;
 const racers = new Map(); // player id (0: a ghost) -> their progress fields
+const boards = new Map(); // with live boards: player id -> {view, content}
+let game = null; // the race's game id
 let clock = null; // {base: performance.now() at elapsed 0} while the race runs
 let timer = null;
 let names = new Map(); // game id -> name
@@ -24,12 +31,44 @@ const drawRacers = () => panel.render();
 const told = (r) => racers.set(r.player_id, { connected: true, ...racers.get(r.player_id), ...r });
 
 function drawRace(race) {
+  game = race.game;
   $("#watch-title").textContent = `Watching ${names.get(race.game) ?? race.game}`;
+  if (race.live_boards) $("#watch-note").textContent = "This race shows every racer's board as it is played (so it is unranked).";
   $("#watch-sub").textContent = `race ${race.code} · deal ${race.deal} · ${race.players.length} racer${race.players.length === 1 ? "" : "s"}`;
   $("#watch-status").textContent = { lobby: "Waiting for the start", countdown: "Starting…", running: "Race time", closing: "Over", finished: "Over" }[race.status] ?? race.status;
   if (race.status !== "running") stopClock();
   for (const p of race.players) if (!racers.has(p.id)) told({ player_id: p.id, name: p.name, home: 0, total: 0, moves: 0, outcome: "playing", time_ms: null });
   drawRacers();
+}
+
+/** Every racer's board, from `watching` (a race with live boards). */
+function drawBoards(list) {
+  boards.clear();
+  const panels = list.map((b) => {
+    const content = h("div", { class: "board-content" });
+    const name = racers.get(b.player_id)?.name ?? String(b.player_id);
+    boards.set(b.player_id, { view: b.view, content });
+    drawStill(content, RENDERERS[game], b.view);
+    return h("section", { class: "replay-racer", dataset: { playerId: String(b.player_id) } },
+      h("h2", {}, playerLink(b.player_id, name)), h("div", { class: "board replay-board" }, content));
+  });
+  $("#watch-boards").replaceChildren(...panels);
+  $("#watch-boards").dataset.racers = String(panels.length);
+  $("#watch-boards").hidden = panels.length === 0;
+}
+
+/** A `boards` message: each changed board, redrawn. */
+function changeBoards(list) {
+  for (const { player_id: id, changes } of list) {
+    const board = boards.get(id);
+    if (!board) continue;
+    try {
+      board.view = applyChanges(board.view, changes);
+    } catch {
+      return watch(); // out of step: ask for every board again
+    }
+    drawStill(board.content, RENDERERS[game], board.view);
+  }
 }
 
 function startClock(elapsedMs) {
@@ -65,6 +104,7 @@ function handle(m) {
       $("#watch-error").textContent = "";
       for (const r of m.racers) told(r);
       drawRace(m.race);
+      if (m.boards) drawBoards(m.boards);
       if (m.elapsed_ms !== null) startClock(m.elapsed_ms);
       return;
     case "room":
@@ -81,6 +121,8 @@ function handle(m) {
     case "standings":
       m.racers.forEach(told);
       return drawRacers();
+    case "boards":
+      return changeBoards(m.racers);
     case "race_finished":
       m.ranking.forEach(told);
       drawRacers();
