@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlalchemy.orm import Session
 
 from ..names import name_key
-from ..results import RacerOutcome, rank_key
+from ..results import RacerOutcome
 from . import engines, players
 from .daily import DailyAndBoards
 from .engines import ensure_sqlite_directory, make_engine, make_writer_engine, sqlite_file
@@ -57,13 +57,12 @@ from .series import Series
 from .unfinished import Unfinished
 from .writer import Writer, resolve
 from .writes import (
-    BANNED_ASSESSMENT,
     HELD_CLASS,
-    UNRANKED_CLASS,
     banned_players,
     check_epoch,
     claim,
     finish_statement,
+    place_on_boards,
     replace_entries,
     start_statement,
     statements,
@@ -457,21 +456,10 @@ class Store(DailyAndBoards, Unfinished, Review, Series):
                 session, finish_statement(), race_id, "running", finished_at=finished
             )
             ranked = session.scalar(statements().ranked_date, {"race_id": race_id})
-            banned = banned_players(session, [row["player_id"] for row in rows])
+            banned = set() if live_boards else banned_players(session, [row["player_id"] for row in rows])
             for row in rows:
-                left = row["total"] - row["home"]
-                rank_class, sort_primary, _ = rank_key(row["outcome"], row["time_ms"], row["moves"], left)
-                if live_boards:  # unranked: never on a board, so never held for review either
-                    row["held"] = False
-                    rank_class = UNRANKED_CLASS
-                elif row["player_id"] in banned:  # decided already: off the boards, not on the review list
-                    row.update(held=True, fair_play=BANNED_ASSESSMENT, review="confirmed")
-                if row["held"]:
-                    rank_class = HELD_CLASS
-                row.update(
-                    game=game, deal_number=deal_number, daily_date=ranked, rank_class=rank_class,
-                    sort_primary=sort_primary,
-                )
+                row.update(game=game, deal_number=deal_number, daily_date=ranked)
+                place_on_boards(row, banned, live_boards)
             try:
                 if rows:
                     session.execute(statements().add_results, rows)  # Core: the ORM's bulk path costs more

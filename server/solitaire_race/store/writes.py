@@ -14,7 +14,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from ..results import RacerOutcome
+from ..results import RacerOutcome, rank_key
 from .errors import Fenced, NotFound, RaceStateError
 from .models import DailyAttempt, MoveLog, Player, PlayerStats, Race, RaceEntry, Result
 from .records import RaceStatus
@@ -22,6 +22,20 @@ from .records import RaceStatus
 HELD_CLASS = 2  # a held result's rank_class: the boards read classes 0 (won) and 1 only
 UNRANKED_CLASS = 3  # a result of a race with live boards (its racers could see each other's): on no board
 BANNED_ASSESSMENT = '{"held": true, "reasons": ["the player is banned from ranked boards"], "evidence": {}}'
+
+
+def place_on_boards(row: dict[str, Any], banned: set[int], live_boards: bool) -> None:
+    """A new result row's ``rank_class`` and ``sort_primary`` (``results.rank_key``): where
+    the boards put it, if anywhere. A banned player's is held, decided already (off the
+    boards, not on the review list); a race with live boards is unranked, so never held."""
+    left = row["total"] - row["home"]
+    rank_class, row["sort_primary"], _ = rank_key(row["outcome"], row["time_ms"], row["moves"], left)
+    if live_boards:
+        row["held"] = False
+        rank_class = UNRANKED_CLASS
+    elif row["player_id"] in banned:
+        row.update(held=True, fair_play=BANNED_ASSESSMENT, review="confirmed")
+    row["rank_class"] = HELD_CLASS if row["held"] else rank_class
 
 
 def banned_players(session: Session, player_ids: Sequence[int]) -> set[int]:
