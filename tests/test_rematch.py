@@ -192,3 +192,23 @@ async def test_a_rematch_of_a_race_whose_room_was_released(app: App, clients: An
     assert joined["race"]["code"] == made["race"]["code"]
     stranger = await clients("cat")
     assert (await stranger.request({"type": "rematch", "race": first["code"]}))["code"] == "not_allowed"
+
+
+async def test_a_rematch_asked_from_another_race_is_refused_and_makes_nothing(
+    app: App, clients: Any, database: Database
+) -> None:
+    """Asked with a race's code by a racer who sits in a lobby (or a running race), the
+    rematch is refused before it is made: no lobby is left behind, created by someone who is
+    not in it, which the other racers would join and could never start."""
+    ann, bob = await clients("ann"), await clients("bob")
+    first = await race(ann, bob)
+    await ann.request({"type": "leave_race"})
+    lobby = await ann.request({"type": "create_race", "game": GAME, "deal": DEAL + 1})
+    refused = await ann.request({"type": "rematch", "race": first["code"]})
+    assert refused["type"] == "error" and refused["code"] == "already_in_race", refused
+    assert await database.query("SELECT COUNT(*) FROM races WHERE series_number = 2") == [(0,)]
+    made = await bob.request({"type": "rematch"})  # bob's own rematch: he makes it, and can start it
+    assert made["type"] == "room" and made["race"]["creator_id"] == bob.player["id"], made
+    assert (await bob.request({"type": "start_race"}))["type"] == "room"
+    assert (await ann.request({"type": "leave_race"}))["code"] == lobby["race"]["code"]
+

@@ -50,6 +50,8 @@ class Rematches:
         the others are invited (``rematch_proposed``); whoever asks after joins it."""
         room = self.seats.get(player.id)
         if (room is None or room.status is not Status.FINISHED) and req.race:
+            if room is not None:  # a lobby or a race under way: refused before a rematch is made
+                raise p.ProtocolError(p.ErrorCode.ALREADY_IN_RACE, f"leave race {room.code} first")
             # Its room was released (everyone left, or a restart): from the database.
             await self.join_race(player, p.JoinRace(code=await self._stored_rematch(player, req), id=req.id))
             return
