@@ -212,3 +212,19 @@ async def test_a_rematch_asked_from_another_race_is_refused_and_makes_nothing(
     assert (await bob.request({"type": "start_race"}))["type"] == "room"
     assert (await ann.request({"type": "leave_race"}))["code"] == lobby["race"]["code"]
 
+
+
+async def test_a_rematch_is_of_the_race_it_names(app: App, clients: Any) -> None:
+    """A racer sitting in one finished race who asks for the rematch of another, by its code,
+    gets that one's; and the racers still in its room are invited, as whenever its room is in
+    memory."""
+    ann, bob, cat = await clients("ann"), await clients("bob"), await clients("cat")
+    first = await race(ann, bob)
+    await ann.request({"type": "leave_race"})
+    await race(ann, cat)  # ann now sits in this finished race
+    made = await ann.request({"type": "rematch", "race": first["code"]})
+    assert made["type"] == "room", made
+    assert score(made["race"]) == {"ann": 1, "bob": 0}, made  # the first race's series, not the second's
+    invite = await bob.expect("rematch_proposed")  # bob still sits in the first race's room
+    assert invite["race"] == first["code"] and invite["code"] == made["race"]["code"]
+    assert not any(m.get("type") == "rematch_proposed" for m in cat.inbox)

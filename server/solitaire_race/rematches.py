@@ -28,6 +28,7 @@ class Rematches:
     store: Store
     secret: bytes
     queries: Queries
+    rooms: dict[str, Room]
     seats: dict[int, Room]
     placement: Any
     interpreter: Interpreter
@@ -49,12 +50,16 @@ class Rematches:
         """Race the racers of the finished race again: the first to ask makes the room and
         the others are invited (``rematch_proposed``); whoever asks after joins it."""
         room = self.seats.get(player.id)
-        if (room is None or room.status is not Status.FINISHED) and req.race:
-            if room is not None:  # a lobby or a race under way: refused before a rematch is made
+        if req.race:
+            if room is not None and room.status is not Status.FINISHED:  # refused before a rematch is made
                 raise p.ProtocolError(p.ErrorCode.ALREADY_IN_RACE, f"leave race {room.code} first")
-            # Its room was released (everyone left, or a restart): from the database.
-            await self.join_race(player, p.JoinRace(code=await self._stored_rematch(player, req), id=req.id))
-            return
+            named = self.rooms.get(p.normalize_code(req.race))
+            if named is not None and named.status is Status.FINISHED and player.id in named.racers:
+                room = named  # the race named, not the one sat in: its racers still in its room are invited
+            else:
+                # Its room was released (everyone left, or a restart): from the database.
+                await self.join_race(player, p.JoinRace(code=await self._stored_rematch(player, req), id=req.id))
+                return
         if room is None or room.status is not Status.FINISHED or room.series is None:
             raise p.ProtocolError(p.ErrorCode.NOT_ALLOWED, NO_REMATCH)
         code = await self._rematch_code(player, room, req.same_deal)
