@@ -8,6 +8,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from solitaire_race.app import App
 
 from .conftest import ON_BOTH_DATABASES, TEST_SECRET, Client, make_config
@@ -228,3 +230,34 @@ async def test_a_rematch_is_of_the_race_it_names(app: App, clients: Any) -> None
     invite = await bob.expect("rematch_proposed")  # bob still sits in the first race's room
     assert invite["race"] == first["code"] and invite["code"] == made["race"]["code"]
     assert not any(m.get("type") == "rematch_proposed" for m in cat.inbox)
+
+
+async def test_a_refused_request_leaves_a_racer_in_the_finished_race(app: App, clients: Any) -> None:
+    """A racer in a finished race whose create_race, race_ghost or join_race is refused is
+    still in that race: the others see no change, and the racer's rematch is still theirs to
+    ask for. (Each used to take the racer out of the finished room before it was refused.)"""
+    ann, bob, cat, dan = await clients("ann"), await clients("bob"), await clients("cat"), await clients("dan")
+    first = await race(ann, bob)
+    bob.inbox.clear()  # the race's own messages: race_finished was its last
+    running = await cat.request({"type": "create_race", "game": GAME, "deal": DEAL + 1})
+    await cat.request({"type": "start_race"})
+    await cat.expect("race_started")
+    full = await dan.request({"type": "create_race", "game": GAME, "deal": DEAL + 2})
+    for i in range(app.config.max_players - 1):
+        other = await clients(f"guest{i}")
+        assert (await other.request({"type": "join_race", "code": full["race"]["code"]}))["type"] == "room"
+    refusals = [
+        ({"type": "create_race", "game": "no-such-game"}, "unknown_game"),
+        ({"type": "race_ghost", "code": "BBBBBB", "player_id": bob.player["id"]}, "not_found"),
+        ({"type": "race_ghost", "code": first["code"], "player_id": 999_999}, "not_found"),
+        ({"type": "join_race", "code": running["race"]["code"]}, "race_started"),
+        ({"type": "join_race", "code": full["race"]["code"]}, "room_full"),
+    ]
+    for request, code in refusals:
+        refused = await ann.request(request)
+        assert refused["type"] == "error" and refused["code"] == code, (request, refused)
+    with pytest.raises(TimeoutError):  # ann never left: bob's room does not change
+        await bob.expect("room", timeout=0.3)
+    made = await ann.request({"type": "rematch"})
+    assert made["type"] == "room", made
+    assert (await bob.expect("rematch_proposed"))["code"] == made["race"]["code"]

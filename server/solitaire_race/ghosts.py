@@ -35,17 +35,19 @@ class Ghosts:
     # Races' own, which this request builds on:
     _leave_finished: Callable[[int], Coroutine[Any, Any, None]]
     _free: Callable[[int], None]
+    _free_but_finished: Callable[[int], None]
     _new_race_record: Callable[..., Coroutine[Any, Any, RaceRecord]]
     new_room: Callable[..., Room]
 
     async def race_ghost(self, player: PlayerRecord, req: p.RaceGhost) -> None:
         player_id = player.id
-        await self._leave_finished(player_id)
-        self._free(player_id)
+        self._free_but_finished(player_id)
         finished = await self.queries.finished_race(req.code, player_id)
         ghost = await self.ghost_of(finished, req.player_id)
         race, limit = finished.race, self.config.time_limit_s
         game = self.queries.game(race.game)
+        await self._leave_finished(player_id)  # only once nothing can refuse the request
+        self._free(player_id)
         record = await self._new_race_record(
             game.id, race.deal_number, True, player_id, limit, ghost=f"{race.code}:{req.player_id}"
         )

@@ -112,6 +112,13 @@ class Races(Rematches, Ghosts):
         if room is not None:
             raise p.ProtocolError(p.ErrorCode.ALREADY_IN_RACE, f"leave race {room.code} first")
 
+    def _free_but_finished(self, player_id: int) -> None:
+        """``_free``, before ``_leave_finished``: a finished race is left only once the new
+        request can no longer be refused (a refused request changes nothing)."""
+        room = self.seats.get(player_id)
+        if room is not None and room.status is not Status.FINISHED:
+            raise p.ProtocolError(p.ErrorCode.ALREADY_IN_RACE, f"leave race {room.code} first")
+
     async def _leave_finished(self, player_id: int) -> None:
         """The player moves on from a finished race (to another race): the room is
         released once none of its racers is still in it (``Interpreter.run``)."""
@@ -158,8 +165,7 @@ class Races(Rematches, Ghosts):
 
     async def create_race(self, player: PlayerRecord, req: p.CreateRace) -> None:
         player_id = player.id
-        await self._leave_finished(player_id)
-        self._free(player_id)
+        self._free_but_finished(player_id)
         game = self.queries.game(req.game)
         owned = sum(1 for r in self.rooms.values() if r.created_by == player_id and r.status is not Status.FINISHED)
         if owned >= self.config.max_rooms_per_player:
@@ -174,6 +180,8 @@ class Races(Rematches, Ghosts):
             raise p.ProtocolError(
                 p.ErrorCode.BAD_REQUEST, "that is today's daily challenge deal: play it with start_daily"
             )
+        await self._leave_finished(player_id)  # only once nothing can refuse the request
+        self._free(player_id)
         limit = req.time_limit_s or self.config.time_limit_s
         record = await self._new_race_record(game.id, deal, req.private, player_id, limit, best_of=req.best_of)
         room = self.new_room(record, game, limit, series=Series(record.id, record.best_of, 1))
@@ -250,11 +258,12 @@ class Races(Rematches, Ghosts):
                 return
         if room is None or (room.status is Status.FINISHED and player_id not in room.racers):
             raise p.ProtocolError(p.ErrorCode.NO_SUCH_RACE, f"no race with code {req.code[:16]!r}")
-        await self._leave_finished(player_id)
         current = self.seats.get(player_id)
         if current is not None and current is not room:
-            raise p.ProtocolError(p.ErrorCode.ALREADY_IN_RACE, f"leave race {current.code} first")
-        effects = room.join(player_id, player.name, self.clock())
+            self._free_but_finished(player_id)
+        effects = room.join(player_id, player.name, self.clock())  # may refuse: nothing changed yet
+        if current is not None and current is not room:
+            await self._leave_finished(player_id)
         self.seats[player_id] = room
         await self.interpreter.run(room, effects, reply=(player_id, req.id))
 
