@@ -261,3 +261,22 @@ async def test_a_refused_request_leaves_a_racer_in_the_finished_race(app: App, c
     made = await ann.request({"type": "rematch"})
     assert made["type"] == "room", made
     assert (await bob.expect("rematch_proposed"))["code"] == made["race"]["code"]
+
+
+async def test_a_rematch_that_ran_without_you_is_not_made_again(app: App, clients: Any, database: Database) -> None:
+    """The rematch ran (and finished) without one of the first race's racers: their rematch is
+    refused (`race_started`), not made a second time as a second race of the same number in
+    the series, which the first race would then name as its rematch instead."""
+    ann, bob, cat = await clients("ann"), await clients("bob"), await clients("cat")
+    first = await race(ann, bob, cat)
+    made = await bob.request({"type": "rematch"})
+    assert (await cat.request({"type": "rematch"}))["race"]["code"] == made["race"]["code"]
+    await race(bob, cat, code=made["race"]["code"])
+    refused = await ann.request({"type": "rematch"})  # ann stayed in the first race's room
+    assert refused["type"] == "error" and refused["code"] == "race_started", refused
+    assert await database.query("SELECT COUNT(*) FROM races WHERE series_number = 2") == [(1,)]
+    stored = await database.query("SELECT rematch_code FROM races WHERE code = ?", first["code"])
+    assert stored == [(made["race"]["code"],)]
+    await ann.request({"type": "leave_race"})
+    refused = await ann.request({"type": "rematch", "race": first["code"]})  # from the database: the same
+    assert refused["type"] == "error" and refused["code"] == "race_started", refused

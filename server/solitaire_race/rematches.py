@@ -58,22 +58,36 @@ class Rematches:
                 room = named  # the race named, not the one sat in: its racers still in its room are invited
             else:
                 # Its room was released (everyone left, or a restart): from the database.
-                await self.join_race(player, p.JoinRace(code=await self._stored_rematch(player, req), id=req.id))
+                code = await self._stored_rematch(player, req)
+                if not await self._join_rematch(player, code, req.id):
+                    raise p.ProtocolError(p.ErrorCode.NO_SUCH_RACE, f"the rematch, race {code}, is gone: ask again")
                 return
         if room is None or room.status is not Status.FINISHED or room.series is None:
             raise p.ProtocolError(p.ErrorCode.NOT_ALLOWED, NO_REMATCH)
         code = await self._rematch_code(player, room, req.same_deal)
-        try:
-            await self.join_race(player, p.JoinRace(code=code, id=req.id))
-        except p.ProtocolError as exc:
-            if exc.code is not p.ErrorCode.NO_SUCH_RACE:
-                raise
+        if not await self._join_rematch(player, code, req.id):
             # Its lobby was left empty, and deleted: the claim is let go, and a new one made.
             await self.store.release_rematch(room.race_id, code)
             if room.rematch is not None and room.rematch["code"] == code:
                 room.rematch = None
             code = await self._rematch_code(player, room, req.same_deal)
             await self.join_race(player, p.JoinRace(code=code, id=req.id))
+
+    async def _join_rematch(self, player: PlayerRecord, code: str, request_id: Any) -> bool:
+        """Join the rematch ``code``: False if its lobby was left empty, and deleted;
+        ``race_started`` if it ran without the player (it is not made again: the series
+        has one race of each number)."""
+        try:
+            await self.join_race(player, p.JoinRace(code=code, id=request_id))
+        except p.ProtocolError as exc:
+            if exc.code is not p.ErrorCode.NO_SUCH_RACE:
+                raise
+            if await self.store.race_by_code(code) is None:
+                return False
+            raise p.ProtocolError(
+                p.ErrorCode.RACE_STARTED, f"the rematch, race {code}, has started without you"
+            ) from None
+        return True
 
     async def _rematch_code(self, player: PlayerRecord, room: Room, same_deal: bool) -> str:
         """The code of ``room``'s rematch: the one made already, or one made now. One
