@@ -79,6 +79,7 @@ class Ghosts:
             )
         game = self.queries.game(finished.race.game)
         state, homes = game.deal(finished.race.deal_number, self.secret), []
+        dealt_home = game.progress(state).home
         for text in result.move_log:
             state = game.apply(state, game.parse_move(text))
             homes.append(game.progress(state).home)
@@ -91,5 +92,5 @@ class Ghosts:
         points = tuple(zip(times, homes, strict=True))
         return Ghost(
             finished.race.code, player_id, result.player_name, result.total, points, result.outcome, result.time_ms,
-            tuple(field), daily_date=day,
+            tuple(field), daily_date=day, dealt_home=dealt_home,
         )
