@@ -447,6 +447,11 @@ class Races(Rematches, Ghosts):
             except DailyNotReady as exc:
                 raise p.ProtocolError(p.ErrorCode.NOT_FOUND, str(exc)) from None
         await self._leave_finished(player_id)
+        started = self.daily_rooms.get(key)
+        if current is None and started is not None and started.status is Status.RUNNING:
+            # Started meanwhile, by this player's older connection (its request was being served
+            # when this one signed in): resumed, like any attempt in progress.
+            current, resuming = started, True
         if current is not None and resuming:
             seat = self.seats.get(player_id)
             if seat is not None and seat is not current:
