@@ -280,3 +280,18 @@ async def test_a_rematch_that_ran_without_you_is_not_made_again(app: App, client
     await ann.request({"type": "leave_race"})
     refused = await ann.request({"type": "rematch", "race": first["code"]})  # from the database: the same
     assert refused["type"] == "error" and refused["code"] == "race_started", refused
+
+
+async def test_everyone_asking_at_once_for_a_released_race_lands_in_one_room(app: App, clients: Any) -> None:
+    """As when its room is in memory: the racers of a finished race that everyone left ask for
+    its rematch by its code at the same instant, and all land in the one room made."""
+    for round_ in range(3):
+        players = [await clients(f"{name}{round_}") for name in ("ann", "bob", "cat")]
+        first = await race(*players)
+        for c in players:
+            await c.request({"type": "leave_race"})
+        rooms = await asyncio.gather(
+            *[c.request({"type": "rematch", "race": first["code"], "same_deal": i == 0}) for i, c in enumerate(players)]
+        )
+        assert [r["type"] for r in rooms] == ["room"] * 3, rooms
+        assert len({r["race"]["code"] for r in rooms}) == 1, rooms

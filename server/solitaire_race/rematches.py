@@ -152,6 +152,9 @@ class Rematches:
         record = await self._new_race_record(
             game.id, deal, private, player.id, limit, best_of=series.best_of, series=series.next(), place=False,
         )
+        # Read before the claim, so that its room is there the moment the claim is ours: the
+        # others, who read the claim from the database, join it at once.
+        room_series = await self.series_of(record)
         code = await self.store.claim_rematch(race_id, record.code)
         if code != record.code:  # another racer's rematch came first: ours was never seen
             await self.store.abandon_race(record.id)
@@ -160,6 +163,6 @@ class Rematches:
             return code, False
         if self.placement is not None:
             await self.placement.placed(record.id)
-        self.new_room(record, game, limit, series=await self.series_of(record))
+        self.new_room(record, game, limit, series=room_series)
         return record.code, True
 
