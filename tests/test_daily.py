@@ -153,6 +153,31 @@ async def test_disconnect_does_not_stop_the_daily_clock(daily_app: tuple[App, Wa
         await back.close()
 
 
+async def test_a_new_connection_resumes_an_attempt_its_older_one_is_starting(
+    daily_app: tuple[App, WallClock]
+) -> None:
+    """The player's start_daily on an older connection is still being served when a newer
+    one signs in and sends its own: the newer one resumes the attempt the older one started,
+    not `already_in_race` (whose "leave race ... first" would give the ranked attempt up)."""
+    app, _ = daily_app
+    games = sorted(app.races.queries.games)
+    for i in range(8 * len(games)):  # the two requests meet in a few of these, in no fixed one
+        game = games[i % len(games)]
+        old = await player(app, f"p{i}")
+        new = await Client.connect(app)
+        try:
+            await asyncio.gather(
+                old.send({"type": "start_daily", "game": game, "id": "old"}),
+                new.send({"type": "hello", "token": old.token, "id": "hello"}),
+                new.send({"type": "start_daily", "game": game, "id": "new"}),
+            )
+            resumed = await new.expect(lambda m: m.get("id") == "new")
+            assert resumed["type"] == "race_started" and resumed["daily"]["ranked"] is True, (game, resumed)
+        finally:
+            await old.close()
+            await new.close()
+
+
 async def test_todays_daily_deal_cannot_be_practised_in_a_race(daily_app: tuple[App, WallClock]) -> None:
     app, _ = daily_app
     ann = await player(app, "ann")

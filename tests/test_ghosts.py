@@ -57,7 +57,7 @@ async def test_the_ghost_keeps_its_recorded_pace_and_the_race_is_never_ranked(
     began = time.monotonic() - started["elapsed_ms"] / 1000
     early = EARLY_MS + (began - asked) * 1000  # race_started's delivery took at most this
     assert started["opponents"] == [{
-        "type": "progress", "player_id": 0, "name": "ann", "home": 0, "total": 52, "moves": 0,
+        "type": "progress", "player_id": 0, "name": "ann", "home": 4, "total": 52, "moves": 0,
         "outcome": "playing", "time_ms": None, "ghost": True,
     }]
     seen: list[tuple[float, dict[str, Any]]] = []
@@ -143,3 +143,28 @@ async def test_a_ghost_race_keeps_its_ghost_through_a_restart(tmp_path: Path, da
         await back.close()
     finally:
         await app.stop()
+
+
+async def test_a_ghost_starts_with_the_cards_its_deal_starts_with(app: App, clients: Any) -> None:
+    """Before its first move a ghost has the cards home that the deal starts with (Cruel
+    deals its aces home: 4), as the racer beside it does, not 0; and a run that made no move
+    is shown with them too."""
+    ann, bob = await clients("ann"), await clients("bob")
+    await ann.request({"type": "create_race", "game": "cruel", "deal": DEAL})
+    await ann.request({"type": "start_race"})
+    await ann.expect("race_started")
+    await ann.request({"type": "resign"})  # a run of no move: 4 cards home, as dealt
+    recorded = await ann.expect("race_finished")
+    assert recorded["ranking"][0]["home"] == 4
+    await ann.request({"type": "leave_race"})
+
+    await bob.request({"type": "race_ghost", "code": recorded["code"], "player_id": ann.player["id"]})
+    await bob.request({"type": "start_race"})
+    started = await bob.expect("race_started")
+    ghost = started["opponents"][0]
+    assert (ghost["home"], ghost["moves"]) == (4, 0), ghost
+    watched = await (await clients()).request({"type": "watch_race", "code": started["code"]})
+    assert [r["home"] for r in watched["racers"]] == [4, 4], watched
+    await bob.request({"type": "resign"})
+    finished = await bob.expect("race_finished")
+    assert (finished["ghost"]["home"], finished["ghost"]["moves"]) == (4, 0), finished["ghost"]

@@ -425,6 +425,18 @@ def test_the_schema_refuses_what_the_server_refuses(message: Any) -> None:
     assert not CLIENT.is_valid(message)
 
 
+async def test_an_id_out_of_range_is_not_echoed(app: App, clients: Any) -> None:
+    """A request whose integer id is beyond ±2^53 is refused without an id: no client could
+    match it exactly (JavaScript's numbers stop there), as the document and the schema say."""
+    ann = await clients()
+    for rid in (2**53 + 1, -(2**53) - 1, 2**63):
+        await ann.send({"type": "ping", "id": rid})
+        refused = await ann.expect("error")
+        assert refused["code"] == "bad_message" and "id" not in refused, refused
+        assert not SERVER.is_valid({"type": "error", "code": "bad_message", "message": "x", "id": rid})
+    assert "gets that integer echoed" not in (DOCS / "protocol.md").read_text(encoding="utf-8")
+
+
 def test_the_schema_is_not_vacuous_for_server_messages() -> None:
     good = {"type": "pong", "id": 1}
     assert SERVER.is_valid(good)

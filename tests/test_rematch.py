@@ -8,6 +8,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from solitaire_race.app import App
 
 from .conftest import ON_BOTH_DATABASES, TEST_SECRET, Client, make_config
@@ -192,3 +194,104 @@ async def test_a_rematch_of_a_race_whose_room_was_released(app: App, clients: An
     assert joined["race"]["code"] == made["race"]["code"]
     stranger = await clients("cat")
     assert (await stranger.request({"type": "rematch", "race": first["code"]}))["code"] == "not_allowed"
+
+
+async def test_a_rematch_asked_from_another_race_is_refused_and_makes_nothing(
+    app: App, clients: Any, database: Database
+) -> None:
+    """Asked with a race's code by a racer who sits in a lobby (or a running race), the
+    rematch is refused before it is made: no lobby is left behind, created by someone who is
+    not in it, which the other racers would join and could never start."""
+    ann, bob = await clients("ann"), await clients("bob")
+    first = await race(ann, bob)
+    await ann.request({"type": "leave_race"})
+    lobby = await ann.request({"type": "create_race", "game": GAME, "deal": DEAL + 1})
+    refused = await ann.request({"type": "rematch", "race": first["code"]})
+    assert refused["type"] == "error" and refused["code"] == "already_in_race", refused
+    assert await database.query("SELECT COUNT(*) FROM races WHERE series_number = 2") == [(0,)]
+    made = await bob.request({"type": "rematch"})  # bob's own rematch: he makes it, and can start it
+    assert made["type"] == "room" and made["race"]["creator_id"] == bob.player["id"], made
+    assert (await bob.request({"type": "start_race"}))["type"] == "room"
+    assert (await ann.request({"type": "leave_race"}))["code"] == lobby["race"]["code"]
+
+
+
+async def test_a_rematch_is_of_the_race_it_names(app: App, clients: Any) -> None:
+    """A racer sitting in one finished race who asks for the rematch of another, by its code,
+    gets that one's; and the racers still in its room are invited, as whenever its room is in
+    memory."""
+    ann, bob, cat = await clients("ann"), await clients("bob"), await clients("cat")
+    first = await race(ann, bob)
+    await ann.request({"type": "leave_race"})
+    await race(ann, cat)  # ann now sits in this finished race
+    made = await ann.request({"type": "rematch", "race": first["code"]})
+    assert made["type"] == "room", made
+    assert score(made["race"]) == {"ann": 1, "bob": 0}, made  # the first race's series, not the second's
+    invite = await bob.expect("rematch_proposed")  # bob still sits in the first race's room
+    assert invite["race"] == first["code"] and invite["code"] == made["race"]["code"]
+    assert not any(m.get("type") == "rematch_proposed" for m in cat.inbox)
+
+
+async def test_a_refused_request_leaves_a_racer_in_the_finished_race(app: App, clients: Any) -> None:
+    """A racer in a finished race whose create_race, race_ghost or join_race is refused is
+    still in that race: the others see no change, and the racer's rematch is still theirs to
+    ask for. (Each used to take the racer out of the finished room before it was refused.)"""
+    ann, bob, cat, dan = await clients("ann"), await clients("bob"), await clients("cat"), await clients("dan")
+    first = await race(ann, bob)
+    bob.inbox.clear()  # the race's own messages: race_finished was its last
+    running = await cat.request({"type": "create_race", "game": GAME, "deal": DEAL + 1})
+    await cat.request({"type": "start_race"})
+    await cat.expect("race_started")
+    full = await dan.request({"type": "create_race", "game": GAME, "deal": DEAL + 2})
+    for i in range(app.config.max_players - 1):
+        other = await clients(f"guest{i}")
+        assert (await other.request({"type": "join_race", "code": full["race"]["code"]}))["type"] == "room"
+    refusals = [
+        ({"type": "create_race", "game": "no-such-game"}, "unknown_game"),
+        ({"type": "race_ghost", "code": "BBBBBB", "player_id": bob.player["id"]}, "not_found"),
+        ({"type": "race_ghost", "code": first["code"], "player_id": 999_999}, "not_found"),
+        ({"type": "join_race", "code": running["race"]["code"]}, "race_started"),
+        ({"type": "join_race", "code": full["race"]["code"]}, "room_full"),
+    ]
+    for request, code in refusals:
+        refused = await ann.request(request)
+        assert refused["type"] == "error" and refused["code"] == code, (request, refused)
+    with pytest.raises(TimeoutError):  # ann never left: bob's room does not change
+        await bob.expect("room", timeout=0.3)
+    made = await ann.request({"type": "rematch"})
+    assert made["type"] == "room", made
+    assert (await bob.expect("rematch_proposed"))["code"] == made["race"]["code"]
+
+
+async def test_a_rematch_that_ran_without_you_is_not_made_again(app: App, clients: Any, database: Database) -> None:
+    """The rematch ran (and finished) without one of the first race's racers: their rematch is
+    refused (`race_started`), not made a second time as a second race of the same number in
+    the series, which the first race would then name as its rematch instead."""
+    ann, bob, cat = await clients("ann"), await clients("bob"), await clients("cat")
+    first = await race(ann, bob, cat)
+    made = await bob.request({"type": "rematch"})
+    assert (await cat.request({"type": "rematch"}))["race"]["code"] == made["race"]["code"]
+    await race(bob, cat, code=made["race"]["code"])
+    refused = await ann.request({"type": "rematch"})  # ann stayed in the first race's room
+    assert refused["type"] == "error" and refused["code"] == "race_started", refused
+    assert await database.query("SELECT COUNT(*) FROM races WHERE series_number = 2") == [(1,)]
+    stored = await database.query("SELECT rematch_code FROM races WHERE code = ?", first["code"])
+    assert stored == [(made["race"]["code"],)]
+    await ann.request({"type": "leave_race"})
+    refused = await ann.request({"type": "rematch", "race": first["code"]})  # from the database: the same
+    assert refused["type"] == "error" and refused["code"] == "race_started", refused
+
+
+async def test_everyone_asking_at_once_for_a_released_race_lands_in_one_room(app: App, clients: Any) -> None:
+    """As when its room is in memory: the racers of a finished race that everyone left ask for
+    its rematch by its code at the same instant, and all land in the one room made."""
+    for round_ in range(3):
+        players = [await clients(f"{name}{round_}") for name in ("ann", "bob", "cat")]
+        first = await race(*players)
+        for c in players:
+            await c.request({"type": "leave_race"})
+        rooms = await asyncio.gather(
+            *[c.request({"type": "rematch", "race": first["code"], "same_deal": i == 0}) for i, c in enumerate(players)]
+        )
+        assert [r["type"] for r in rooms] == ["room"] * 3, rooms
+        assert len({r["race"]["code"] for r in rooms}) == 1, rooms

@@ -6,7 +6,9 @@ the move's race time; and a daily still being played is replayed only to those w
 from __future__ import annotations
 
 import asyncio
+import json
 import random
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ from solitaire_race.engine import all_games, get_game, view_changes
 from .conftest import ON_BOTH_DATABASES, TEST_SECRET, Client, http_json, make_config
 from .databases import Database
 from .support import held_back_chooser
+from .test_crash import Server, connect
 
 pytestmark = ON_BOTH_DATABASES
 SECRET = TEST_SECRET.encode()
@@ -163,3 +166,60 @@ async def test_the_daily_par_line_is_replayed_once_the_ranked_attempt_is_made(
         await bob.close()
     finally:
         await app.stop()
+
+
+
+async def test_a_long_race_is_replayed_without_holding_up_the_other_players(database: Database) -> None:
+    """A race can hold tens of thousands of moves (Persian Patience's 3>6 and 6>3 undo each
+    other, 64 to a message). Its replay, or a ghost of it, is rebuilt move by move by the
+    engine: a second or more of work, which must not stop the server (a real ``serve``
+    process) answering everyone else meanwhile."""
+    server = Server(database.url, "--rate-limit", "0")
+    server.start()
+    try:
+        ann, bob = await connect(server), await connect(server)
+        await ann.hello("ann")
+        await bob.hello("bob")
+        room = await ann.request({"type": "create_race", "game": "persian-patience", "deal": 0})
+        await ann.request({"type": "start_race"})
+        await ann.expect("race_started")
+        assert (await ann.request({"type": "move", "moves": ["3>6"]}))["applied"] == ["3>6"]
+        for _ in range(1000):  # 64,000 moves more
+            reply = await ann.request({"type": "move", "moves": ["6>3", "3>6"] * 32})
+            assert reply["rejected"] is None, reply
+        await ann.request({"type": "resign"})
+        await ann.expect("race_finished", timeout=30)
+        await ann.request({"type": "leave_race"})
+        code = room["race"]["code"]
+
+        waits: list[float] = []
+        stop = asyncio.Event()
+
+        async def ping() -> None:
+            loop = asyncio.get_running_loop()
+            while not stop.is_set():
+                asked = loop.time()
+                assert (await bob.request({"type": "ping"}))["type"] == "pong"
+                waits.append(loop.time() - asked)
+                await asyncio.sleep(0.005)
+
+        def get(path: str) -> tuple[int, Any]:
+            base = server.url.replace("ws://", "http://").removesuffix("/ws")
+            with urllib.request.urlopen(base + path, timeout=30) as response:
+                return response.status, json.loads(response.read())
+
+        pinging = asyncio.create_task(ping())
+        await asyncio.sleep(0.1)
+        status, replay = await asyncio.to_thread(get, f"/api/replays/{code}")
+        assert status == 200 and replay["racers"][0]["moves"] == 64_001
+        assert ann.player is not None
+        ghost = await ann.request({"type": "race_ghost", "code": code, "player_id": ann.player["id"]})
+        assert ghost["type"] == "room", ghost
+        await asyncio.sleep(0.1)
+        stop.set()
+        await pinging
+        assert max(waits) < 0.5, sorted(waits)[-5:]  # it took 1.5 s when the replay was built on the event loop
+        await ann.close()
+        await bob.close()
+    finally:
+        server.stop()

@@ -234,3 +234,30 @@ async def test_live_boards_outlive_a_restart_and_pass_to_the_rematch(tmp_path: P
         await watcher.close()
         await ann.close()
         await app.stop()
+
+
+async def test_a_connection_that_races_in_the_race_it_watches_gets_each_message_once(
+    app: App, clients: Any
+) -> None:
+    """Watch a lobby, then join it on the same connection (or watch the race you race in):
+    the room's messages come once, as to a racer, not a second time as to a spectator."""
+    ann, bob = await clients("ann"), await clients("bob")
+    room = await ann.request({"type": "create_race", "game": "cruel", "deal": 1})
+    code = room["race"]["code"]
+    assert (await bob.request({"type": "watch_race", "code": code}))["type"] == "watching"
+    assert (await bob.request({"type": "join_race", "code": code}))["type"] == "room"
+    watched = await ann.request({"type": "watch_race", "code": code})  # the creator watches her own race
+    assert watched["type"] == "watching" and len(watched["racers"]) == 2
+    await ann.request({"type": "start_race"})
+    for racer in (ann, bob):
+        await racer.expect("race_started")
+        assert (await racer.request({"type": "resign"}))["type"] == "progress"
+    for racer in (ann, bob):
+        seen = await frames_until(racer, "race_finished")
+        await asyncio.sleep(0.2)  # a second copy would be on its way
+        seen += racer.inbox
+        racer.inbox.clear()
+        kinds = [m["type"] for m in seen if m["type"] in ("room", "countdown", "race_finished")]
+        statuses = [m["race"]["status"] for m in seen if m["type"] == "room"]
+        assert kinds.count("countdown") == 1 and kinds.count("race_finished") == 1, kinds
+        assert statuses.count("running") == 1 and statuses.count("finished") == 1, statuses

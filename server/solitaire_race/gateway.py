@@ -396,6 +396,8 @@ class Gateway:
             self.races.reconnected(player.id)  # this connection takes over the older one's seat
         session.player = player
         online[player.id] = session
+        if online.get(-session.id) is session:  # it watches a race: as this player from now on
+            self.races.watch_as(-session.id, player.id)
         if self.cluster is not None:  # and on the other nodes
             await self.cluster.signed_in(player.id)
         event(log, "identified", conn=session.id, player=player.id, new=token is not None)
@@ -482,7 +484,7 @@ class Gateway:
         """A connection watches a race under its own negative id (no player's): the outbox
         reaches it by that id, as it reaches players by theirs, and races seat it there."""
         self.outbox.online[-session.id] = session
-        await self.races.watch(-session.id, req)
+        await self.races.watch(-session.id, req, session.player.id if session.player else None)
 
     async def _hint(self, session: Session, req: p.Hint) -> dict[str, Any]:
         assert session.player is not None  # not an anonymous request: _serve checked

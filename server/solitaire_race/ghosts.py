@@ -9,12 +9,13 @@ as for replays). Such a race is solo and never ranked: no result of it is stored
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+import asyncio
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
 from . import protocol as p
 from .config import Config
-from .engine import IllegalMove, NotationError
+from .engine import Game, IllegalMove, NotationError
 from .interpreter import Interpreter
 from .queries import Queries
 from .replays import move_times
@@ -35,17 +36,19 @@ class Ghosts:
     # Races' own, which this request builds on:
     _leave_finished: Callable[[int], Coroutine[Any, Any, None]]
     _free: Callable[[int], None]
+    _free_but_finished: Callable[[int], None]
     _new_race_record: Callable[..., Coroutine[Any, Any, RaceRecord]]
     new_room: Callable[..., Room]
 
     async def race_ghost(self, player: PlayerRecord, req: p.RaceGhost) -> None:
         player_id = player.id
-        await self._leave_finished(player_id)
-        self._free(player_id)
+        self._free_but_finished(player_id)
         finished = await self.queries.finished_race(req.code, player_id)
         ghost = await self.ghost_of(finished, req.player_id)
         race, limit = finished.race, self.config.time_limit_s
         game = self.queries.game(race.game)
+        await self._leave_finished(player_id)  # only once nothing can refuse the request
+        self._free(player_id)
         record = await self._new_race_record(
             game.id, race.deal_number, True, player_id, limit, ghost=f"{race.code}:{req.player_id}"
         )
@@ -76,10 +79,10 @@ class Ghosts:
                 p.ErrorCode.NOT_FOUND, f"player {player_id} has no result in race {finished.race.code}"
             )
         game = self.queries.game(finished.race.game)
-        state, homes = game.deal(finished.race.deal_number, self.secret), []
-        for text in result.move_log:
-            state = game.apply(state, game.parse_move(text))
-            homes.append(game.progress(state).home)
+        first = game.deal(finished.race.deal_number, self.secret)
+        dealt_home = game.progress(first).home
+        # A run may hold tens of thousands of moves: a thread keeps the event loop turning.
+        homes = await asyncio.to_thread(_homes, game, first, result.move_log)
         times, _ = move_times(result)
         day = finished.race.daily_date
         if day is not None:
@@ -89,5 +92,14 @@ class Ghosts:
         points = tuple(zip(times, homes, strict=True))
         return Ghost(
             finished.race.code, player_id, result.player_name, result.total, points, result.outcome, result.time_ms,
-            tuple(field), daily_date=day,
+            tuple(field), daily_date=day, dealt_home=dealt_home,
         )
+
+
+def _homes(game: Game[Any], state: Any, moves: Sequence[str]) -> list[int]:
+    """The cards home after each of ``moves``, played from ``state``."""
+    homes = []
+    for text in moves:
+        state = game.apply(state, game.parse_move(text))
+        homes.append(game.progress(state).home)
+    return homes

@@ -8,6 +8,7 @@ the message's fields as plain data; bad requests raise ``protocol.ProtocolError`
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
 from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
@@ -152,9 +153,12 @@ class Queries:
         if built is None:  # a finished race never changes: rebuilt by the engine once (~30 ms for 8 long games)
             game = self.game(race.game)
             first = game.deal(race.deal_number, self.secret)
+            # A race may hold tens of thousands of moves (some undo each other): a thread
+            # keeps the event loop turning meanwhile, as for a hint.
+            racers = await asyncio.to_thread(replays.build, game, first, finished.results, game.parse_move)
             built = {
                 "code": race.code, "game": race.game, "deal": race.deal_number, "daily_date": race.daily_date,
-                "racers": replays.build(game, first, finished.results, game.parse_move),
+                "racers": racers,
             }
             self._replays[race.code] = built
             if len(self._replays) > REPLAYS_KEPT:

@@ -31,7 +31,7 @@ from .interpreter import Delivery, Interpreter
 from .observe import Metrics, event
 from .queries import Queries
 from .rematches import Rematches
-from .room import Ghost, Room, RoomError, Series, Status
+from .room import Ghost, Room, RoomError, Send, Series, Status
 from .store import CodeTaken, DailyChallengeRecord, FinishedRaceRecord, PlayerRecord, RaceRecord, Store
 
 log = logging.getLogger("solitaire_race.races")
@@ -78,6 +78,7 @@ class Races(Rematches, Ghosts):
         self.delivery = delivery
         self.rooms: dict[str, Room] = {}
         self.seats: dict[int, Room] = {}  # player id -> the room their connection is in
+        self.watched_by: dict[int, int] = {}  # a watching connection's (negative) id -> the player signed in on it
         self.daily_rooms: dict[tuple[int, str, str], Room] = {}  # (player, game, date) -> attempt
         self.placement: Placement | None = None  # set when this process is a node of a cluster
         self._proposing: dict[Room, asyncio.Future[str]] = {}  # rematches being made, by finished room
@@ -98,7 +99,10 @@ class Races(Rematches, Ghosts):
 
     # --- seats -----------------------------------------------------------------------
     def seated(self, room: Room, player_id: int) -> bool:
-        return self.seats.get(player_id) is room
+        if self.seats.get(player_id) is not room:
+            return False
+        # A connection that races in the race it watches is sent its messages once, as a racer.
+        return player_id > 0 or self.seats.get(self.watched_by.get(player_id, 0)) is not room
 
     def _room(self, player_id: int) -> Room:
         room = self.seats.get(player_id)
@@ -110,6 +114,13 @@ class Races(Rematches, Ghosts):
         """Refuse a new race while the player sits in one that is not finished."""
         room = self.seats.get(player_id)
         if room is not None:
+            raise p.ProtocolError(p.ErrorCode.ALREADY_IN_RACE, f"leave race {room.code} first")
+
+    def _free_but_finished(self, player_id: int) -> None:
+        """``_free``, before ``_leave_finished``: a finished race is left only once the new
+        request can no longer be refused (a refused request changes nothing)."""
+        room = self.seats.get(player_id)
+        if room is not None and room.status is not Status.FINISHED:
             raise p.ProtocolError(p.ErrorCode.ALREADY_IN_RACE, f"leave race {room.code} first")
 
     async def _leave_finished(self, player_id: int) -> None:
@@ -125,6 +136,7 @@ class Races(Rematches, Ghosts):
         """The player's connection went: they leave the room they sat in (a running race
         keeps their game for the grace period); a spectator's, the race it watched."""
         room = self.seats.pop(player_id, None)
+        self.watched_by.pop(player_id, None)
         if room is not None:
             room.spectators.discard(player_id)
         if room is not None and player_id in room.racers and not self.stopping:
@@ -158,8 +170,7 @@ class Races(Rematches, Ghosts):
 
     async def create_race(self, player: PlayerRecord, req: p.CreateRace) -> None:
         player_id = player.id
-        await self._leave_finished(player_id)
-        self._free(player_id)
+        self._free_but_finished(player_id)
         game = self.queries.game(req.game)
         owned = sum(1 for r in self.rooms.values() if r.created_by == player_id and r.status is not Status.FINISHED)
         if owned >= self.config.max_rooms_per_player:
@@ -174,6 +185,8 @@ class Races(Rematches, Ghosts):
             raise p.ProtocolError(
                 p.ErrorCode.BAD_REQUEST, "that is today's daily challenge deal: play it with start_daily"
             )
+        await self._leave_finished(player_id)  # only once nothing can refuse the request
+        self._free(player_id)
         limit = req.time_limit_s or self.config.time_limit_s
         record = await self._new_race_record(
             game.id, deal, req.private, player_id, limit, best_of=req.best_of, live_boards=req.live_boards
@@ -254,17 +267,19 @@ class Races(Rematches, Ghosts):
                 return
         if room is None or (room.status is Status.FINISHED and player_id not in room.racers):
             raise p.ProtocolError(p.ErrorCode.NO_SUCH_RACE, f"no race with code {req.code[:16]!r}")
-        await self._leave_finished(player_id)
         current = self.seats.get(player_id)
         if current is not None and current is not room:
-            raise p.ProtocolError(p.ErrorCode.ALREADY_IN_RACE, f"leave race {current.code} first")
-        effects = room.join(player_id, player.name, self.clock())
+            self._free_but_finished(player_id)
+        effects = room.join(player_id, player.name, self.clock())  # may refuse: nothing changed yet
+        if current is not None and current is not room:
+            await self._leave_finished(player_id)
         self.seats[player_id] = room
         await self.interpreter.run(room, effects, reply=(player_id, req.id))
 
-    async def watch(self, spectator: int, req: p.WatchRace) -> None:
+    async def watch(self, spectator: int, req: p.WatchRace, player_id: int | None = None) -> None:
         """Watch a race (``spectator``: the watching connection's own negative id, see
-        ``Gateway``): its standings as they change, never a card; a finished race's ranking."""
+        ``Gateway``; ``player_id``: the player signed in on it, if any): its standings as they
+        change, never a card; a finished race's ranking."""
         code = p.normalize_code(req.code)
         room = await self._room_of(code)
         finished = await self.store.finished_race(code) if room is None and code else None
@@ -278,7 +293,22 @@ class Races(Rematches, Ghosts):
             await self._send_finished(spectator, finished, req.id, racer=False)
             return
         self.seats[spectator] = room
-        await self.interpreter.run(room, room.watch(spectator, self.clock()), reply=(spectator, req.id))
+        self.watch_as(spectator, player_id)
+        effects = room.watch(spectator, self.clock())
+        if player_id is not None and self.seats.get(player_id) is room:
+            # Racing in it: its messages come as a racer's (``seated``); the answer only, here.
+            for i, effect in enumerate(effects):
+                if isinstance(effect, Send):
+                    self.delivery.send(spectator, p.reply(effect.message, req.id) if i == 0 else effect.message)
+            return
+        await self.interpreter.run(room, effects, reply=(spectator, req.id))
+
+    def watch_as(self, spectator: int, player_id: int | None) -> None:
+        """The watching connection ``spectator`` is signed in as ``player_id`` (None: nobody)."""
+        if player_id is None:
+            self.watched_by.pop(spectator, None)
+        else:
+            self.watched_by[spectator] = player_id
 
     async def _send_finished(
         self, player_id: int, finished: FinishedRaceRecord, request_id: Any, racer: bool = True
@@ -421,6 +451,11 @@ class Races(Rematches, Ghosts):
             except DailyNotReady as exc:
                 raise p.ProtocolError(p.ErrorCode.NOT_FOUND, str(exc)) from None
         await self._leave_finished(player_id)
+        started = self.daily_rooms.get(key)
+        if current is None and started is not None and started.status is Status.RUNNING:
+            # Started meanwhile, by this player's older connection (its request was being served
+            # when this one signed in): resumed, like any attempt in progress.
+            current, resuming = started, True
         if current is not None and resuming:
             seat = self.seats.get(player_id)
             if seat is not None and seat is not current:

@@ -28,6 +28,7 @@ class Rematches:
     store: Store
     secret: bytes
     queries: Queries
+    rooms: dict[str, Room]
     seats: dict[int, Room]
     placement: Any
     interpreter: Interpreter
@@ -49,24 +50,44 @@ class Rematches:
         """Race the racers of the finished race again: the first to ask makes the room and
         the others are invited (``rematch_proposed``); whoever asks after joins it."""
         room = self.seats.get(player.id)
-        if (room is None or room.status is not Status.FINISHED) and req.race:
-            # Its room was released (everyone left, or a restart): from the database.
-            await self.join_race(player, p.JoinRace(code=await self._stored_rematch(player, req), id=req.id))
-            return
+        if req.race:
+            if room is not None and room.status is not Status.FINISHED:  # refused before a rematch is made
+                raise p.ProtocolError(p.ErrorCode.ALREADY_IN_RACE, f"leave race {room.code} first")
+            named = self.rooms.get(p.normalize_code(req.race))
+            if named is not None and named.status is Status.FINISHED and player.id in named.racers:
+                room = named  # the race named, not the one sat in: its racers still in its room are invited
+            else:
+                # Its room was released (everyone left, or a restart): from the database.
+                code = await self._stored_rematch(player, req)
+                if not await self._join_rematch(player, code, req.id):
+                    raise p.ProtocolError(p.ErrorCode.NO_SUCH_RACE, f"the rematch, race {code}, is gone: ask again")
+                return
         if room is None or room.status is not Status.FINISHED or room.series is None:
             raise p.ProtocolError(p.ErrorCode.NOT_ALLOWED, NO_REMATCH)
         code = await self._rematch_code(player, room, req.same_deal)
-        try:
-            await self.join_race(player, p.JoinRace(code=code, id=req.id))
-        except p.ProtocolError as exc:
-            if exc.code is not p.ErrorCode.NO_SUCH_RACE:
-                raise
+        if not await self._join_rematch(player, code, req.id):
             # Its lobby was left empty, and deleted: the claim is let go, and a new one made.
             await self.store.release_rematch(room.race_id, code)
             if room.rematch is not None and room.rematch["code"] == code:
                 room.rematch = None
             code = await self._rematch_code(player, room, req.same_deal)
             await self.join_race(player, p.JoinRace(code=code, id=req.id))
+
+    async def _join_rematch(self, player: PlayerRecord, code: str, request_id: Any) -> bool:
+        """Join the rematch ``code``: False if its lobby was left empty, and deleted;
+        ``race_started`` if it ran without the player (it is not made again: the series
+        has one race of each number)."""
+        try:
+            await self.join_race(player, p.JoinRace(code=code, id=request_id))
+        except p.ProtocolError as exc:
+            if exc.code is not p.ErrorCode.NO_SUCH_RACE:
+                raise
+            if await self.store.race_by_code(code) is None:
+                return False
+            raise p.ProtocolError(
+                p.ErrorCode.RACE_STARTED, f"the rematch, race {code}, has started without you"
+            ) from None
+        return True
 
     async def _rematch_code(self, player: PlayerRecord, room: Room, same_deal: bool) -> str:
         """The code of ``room``'s rematch: the one made already, or one made now. One
@@ -135,6 +156,9 @@ class Rematches:
             game.id, deal, private, player.id, limit, best_of=series.best_of, series=series.next(), place=False,
             live_boards=live_boards,
         )
+        # Read before the claim, so that its room is there the moment the claim is ours: the
+        # others, who read the claim from the database, join it at once.
+        room_series = await self.series_of(record)
         code = await self.store.claim_rematch(race_id, record.code)
         if code != record.code:  # another racer's rematch came first: ours was never seen
             await self.store.abandon_race(record.id)
@@ -143,6 +167,6 @@ class Rematches:
             return code, False
         if self.placement is not None:
             await self.placement.placed(record.id)
-        self.new_room(record, game, limit, series=await self.series_of(record))
+        self.new_room(record, game, limit, series=room_series)
         return record.code, True
 

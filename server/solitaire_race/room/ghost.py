@@ -29,6 +29,7 @@ class Ghost:
     time_ms: int | None  # when its game ended (None: it ran out of time)
     field: tuple[tuple[int, int, int], ...] = ()  # the rank keys of its race's results, or its day's board
     daily_date: str | None = None  # a daily attempt's: ``field`` is that day's board
+    dealt_home: int = 0  # cards home as dealt, before its first move (Cruel deals its aces home)
     told: int = 0  # points told so far; ``len(points) + 1`` once its end is told too
 
     def next_ms(self) -> int | None:
@@ -51,7 +52,7 @@ class Ghost:
         moves = min(self.told, len(self.points))
         over = self.told > len(self.points)
         return {
-            "player_id": GHOST_ID, "name": self.name, "home": self.points[moves - 1][1] if moves else 0,
+            "player_id": GHOST_ID, "name": self.name, "home": self.points[moves - 1][1] if moves else self.dealt_home,
             "total": self.total, "moves": moves, "outcome": self.outcome if over else RacerOutcome.PLAYING,
             "time_ms": self.time_ms if over else None, "ghost": True,
         }
@@ -62,7 +63,8 @@ class Ghost:
         mine = rank_key(outcome, time_ms, moves, total - home)
         return {
             "code": self.code, "player_id": self.player_id, "name": self.name, "outcome": self.outcome,
-            "time_ms": self.time_ms, "moves": len(self.points), "home": self.points[-1][1] if self.points else 0,
+            "time_ms": self.time_ms, "moves": len(self.points),
+            "home": self.points[-1][1] if self.points else self.dealt_home,
             "total": self.total, "would_rank": 1 + sum(1 for key in self.field if key <= mine),
             "of": len(self.field) + 1, "board": "daily" if self.daily_date else "race", "date": self.daily_date,
         }
