@@ -261,3 +261,14 @@ async def test_a_connection_that_races_in_the_race_it_watches_gets_each_message_
         statuses = [m["race"]["status"] for m in seen if m["type"] == "room"]
         assert kinds.count("countdown") == 1 and kinds.count("race_finished") == 1, kinds
         assert statuses.count("running") == 1 and statuses.count("finished") == 1, statuses
+
+
+async def test_spectators_of_a_lobby_everyone_left_are_told(app: App, clients: Any) -> None:
+    ann = await clients("ann")
+    code = (await ann.request({"type": "create_race", "game": "cruel", "deal": 1}))["race"]["code"]
+    watcher = await clients()
+    assert (await watcher.request({"type": "watch_race", "code": code}))["type"] == "watching"
+    assert (await ann.request({"type": "leave_race"}))["type"] == "left"
+    told = await watcher.expect("room")
+    assert told["race"]["status"] == "finished" and told["race"]["players"] == []
+    assert code not in app.races.rooms

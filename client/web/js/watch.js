@@ -36,6 +36,7 @@ function drawRace(race) {
   if (race.live_boards) $("#watch-note").textContent = "This race shows every racer's board as it is played (so it is unranked).";
   $("#watch-sub").textContent = `race ${race.code} · deal ${race.deal} · ${race.players.length} racer${race.players.length === 1 ? "" : "s"}`;
   $("#watch-status").textContent = { lobby: "Waiting for the start", countdown: "Starting…", running: "Race time", closing: "Over", finished: "Over" }[race.status] ?? race.status;
+  if (race.status === "finished" && !race.players.length) $("#watch-status").textContent = "Everyone left before the start";
   if (race.status !== "running") stopClock();
   for (const p of race.players) if (!racers.has(p.id)) told({ player_id: p.id, name: p.name, home: 0, total: 0, moves: 0, outcome: "playing", time_ms: null });
   drawRacers();

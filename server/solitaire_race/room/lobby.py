@@ -55,11 +55,12 @@ class Lobby:
 
     def _remove(self, player_id: int) -> list[Effect]:
         """Take a player out of the lobby; an empty lobby is abandoned (the caller deletes
-        the race, entrants and all)."""
+        the race, entrants and all), and its spectators are told so: the room, finished with
+        nobody in it."""
         del self.racers[player_id]
         if not self.racers:
             self.status = Status.FINISHED
-            return []
+            return [self._room_message()]  # to its spectators: no racer is left
         if player_id == self.creator_id:
             self.creator_id = next(iter(self.racers))
         return [self._entrants(), self._room_message()]
