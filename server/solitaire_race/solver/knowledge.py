@@ -60,7 +60,7 @@ from ..engine.perseverance import Perseverance, PerseveranceState
 from ..engine.persian import MAX_REDEALS, ORDER, PersianPatience, PersianState
 from ..engine.piles import DOWN, UP
 from ..engine.two_deck import STOCK, TwoDeckGame
-from .piles import blockers, buried_for_good
+from .piles import blockers, buried_for_good, depths
 
 Edge = tuple[Move, ...]
 Footprint = frozenset[int] | None
@@ -89,6 +89,7 @@ class Knowledge(Generic[S]):
     shorten_by_replays: bool = False  # lines too long for the shortening's bounded search
     score_children: bool = False
     newest_first_share: float = 0.0  # a second best-first, breaking ties by the newest position
+    endgame_share: float = 0.0  # the search through the last phase's starting positions
 
     def __init__(self, game: Game[S]) -> None:
         self.game = game
@@ -96,6 +97,11 @@ class Knowledge(Generic[S]):
     def score(self, state: S) -> float:
         """How promising a position looks (higher is better): cards home by default."""
         return self.game.progress(state).home
+
+    def best_first_score(self, state: S) -> float:
+        """The score of the best-first search that breaks ties by the oldest position (the
+        other searches order by ``score``): ``score`` unless the game has a better guide."""
+        return self.score(state)
 
     def ordered(self, state: S) -> list[tuple[Edge, Footprint, S | None]]:
         """The edges in the order to try them, with the position each leads to when the
@@ -133,6 +139,11 @@ class Knowledge(Generic[S]):
     def safe(self, state: S) -> tuple[Edge, S] | None:
         """An edge provably no worse than all others, with the position it leads to."""
         return None
+
+    def endgame(self, state: S) -> bool:
+        """Whether the position is in the game's last phase (``search.Endgames``; only
+        asked where ``endgame_share`` is set)."""
+        return False
 
     def dead(self, state: S) -> bool:
         """True only if the position provably cannot be won (checked before its edges)."""
@@ -215,14 +226,18 @@ def play_out(game: Game[S], state: S) -> tuple[Edge, S] | None:
 # Per rank, the height of a foundation holding it (A = 1 ... K = 8).
 _HEIGHT = {r: i + 1 for i, r in enumerate(ORDER)}
 _HEIGHT_BY_RANK = tuple(_HEIGHT.get(r, 0) for r in range(14))
+# Per suit and foundation height h, the code of the card that goes on it next (-1: full).
+_NEXT_CARD = tuple(tuple((ORDER[h] << 2 | s) if h < len(ORDER) else -1 for h in range(9)) for s in range(4))
 
 
 class PersianKnowledge(Knowledge[PersianState]):
     game: PersianPatience
-    # Two best-first searches that break ties differently win different deals (bench,
-    # 100,000 nodes: 180 of deals 0-199 decided with one at half, 186 with both).
-    best_first_share = 0.35
-    newest_first_share = 0.35
+    # Two best-first searches with different scores and ties win different deals, and the
+    # endgame search the deals whose few winnable endgames the others never reach
+    # (bench/solver.py, docs/solver.md).
+    best_first_share = 0.3
+    newest_first_share = 0.15
+    endgame_share = 0.4
     score_children = True
 
     def score(self, state: PersianState) -> float:
@@ -234,9 +249,29 @@ class PersianKnowledge(Knowledge[PersianState]):
             - 5 * state.redeals
         )
 
+    def best_first_score(self, state: PersianState) -> float:
+        # Also: how deep the cards the foundations take next lie (each counted once, at its
+        # shallower copy), and redeals dearer. It wins most of the deals the other score
+        # leaves to long searches, and loses a few it wins: each guides one best-first.
+        found, nxt = state.foundations, _NEXT_CARD
+        wanted = {nxt[i >> 1][found[i]] for i in range(8) if found[i] < 8}
+        pile_depths = [depths(p) for p in state.piles if p]
+        buried = 0
+        for c in wanted:  # every card not home lies in a pile
+            buried += min(d.get(c, 99) for d in pile_depths)
+        return (
+            4 * sum(found)
+            - sum(blockers(p, _HEIGHT_BY_RANK) for p in state.piles)
+            - 20 * state.redeals
+            - 2 * buried
+        )
+
     @staticmethod
     def last_phase(state: PersianState) -> bool:
         return state.redeals >= MAX_REDEALS
+
+    def endgame(self, state: PersianState) -> bool:
+        return self.last_phase(state)
 
     def key(self, state: PersianState) -> Hashable:
         if self.last_phase(state):

@@ -1,6 +1,6 @@
 """Facts about one pile of a Perseverance-family or Persian Patience position, read by the
 knowledge (``knowledge.py``): how many of its cards lie above a lower card of their suit
-(a score), and whether one of them can never leave (a proof of loss; see
+and how deep each card lies (scores), and whether one of them can never leave (a proof of loss; see
 ``buried_for_good``)."""
 
 from __future__ import annotations
@@ -26,6 +26,17 @@ def blockers(pile: tuple[int, ...], height: Any = None) -> int:
         elif h < lowest[s]:
             lowest[s] = h
     return count
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def depths(pile: tuple[int, ...]) -> dict[int, int]:
+    """Per card in the pile, how many cards lie on it (the shallower copy's, for a card that
+    is there twice)."""
+    found: dict[int, int] = {}
+    top = len(pile) - 1
+    for i, c in enumerate(pile):
+        found[c] = top - i  # later (higher) copies overwrite: they are shallower
+    return found
 
 
 def buried_for_good(pile: tuple[int, ...]) -> bool:
