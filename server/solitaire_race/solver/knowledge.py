@@ -46,7 +46,7 @@ from collections.abc import Hashable
 from typing import Any, Generic, TypeVar
 
 from ..engine import Game, IllegalMove, Kind, Move
-from ..engine.cards import is_red
+from ..engine.cards import KING, is_red
 from ..engine.clock import Clock, ClockState
 from ..engine.parallels import Parallels
 from ..engine.patriarchs import Patriarchs
@@ -148,11 +148,12 @@ class PerseveranceKnowledge(Knowledge[PerseveranceState]):
 
     def __init__(self, game: Perseverance) -> None:
         super().__init__(game)
-        if not game.runs_move:  # Cruel: long games, where a guided search finds wins sooner
-            # and random playouts find the wins both orders miss (bench/solver.py: of the 14
-            # deals in 200 left unknown in 2 s with best-first at half, 11 won in 2 s).
-            self.best_first_share = 0.3
-            self.playout_share = 0.4
+        if not game.runs_move:  # Cruel: long games, where guided searches find wins sooner
+            # and random playouts find some that they miss. Its lost deals are proved within
+            # a few hundred nodes (the first-pile burial), so depth-first needs little.
+            self.best_first_share = 0.15
+            self.playout_share = 0.25
+            self.endgame_share = 0.5
             self.score_children = True
         else:  # some wins lie far down depth-first's order (Perseverance 164, 165: 2k and 40k
             # nodes so, unknown at 300k without); small shares keep proofs cheap (1.4x nodes)
@@ -160,7 +161,22 @@ class PerseveranceKnowledge(Knowledge[PerseveranceState]):
             self.playout_share = 0.15
 
     def score(self, state: PerseveranceState) -> float:
-        return 4 * sum(state.foundations) - sum(map(blockers, state.piles))
+        found, piles = state.foundations, state.piles
+        score = 4 * sum(found) - sum(map(blockers, piles))
+        if not self.game.runs_move:
+            # Cruel: minus how deep each suit's next card lies (a card leaves a pile only
+            # from its top, one at a time).
+            pile_depths = [depths(p) for p in piles if p]
+            for s, rank in enumerate(found):
+                if rank < KING:
+                    c = (rank + 1) << 2 | s
+                    score -= next(d[c] for d in pile_depths if c in d)
+        return score
+
+    def endgame(self, state: PerseveranceState) -> bool:
+        # Cruel: its first deal has a few dozen positions, and the search through the
+        # layouts of the first redeal (``search.Endgames``) wins deals the others do not.
+        return state.redeals >= 1
 
     def last_phase(self, state: PerseveranceState) -> bool:
         limit = self.game.max_redeals
