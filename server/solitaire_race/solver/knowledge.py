@@ -52,7 +52,7 @@ from ..engine.parallels import Parallels
 from ..engine.patriarchs import Patriarchs
 from ..engine.perseverance import Perseverance, PerseveranceState
 from ..engine.persian import MAX_REDEALS, ORDER, PersianPatience, PersianState
-from .piles import blockers, buried_for_good, depths
+from .piles import blockers, buried_for_good, depths, stuck_single
 
 Edge = tuple[Move, ...]
 Footprint = frozenset[int] | None
@@ -209,7 +209,7 @@ class PerseveranceKnowledge(Knowledge[PerseveranceState]):
         # four cards never changes (those cards cannot move) and every redeal deals those
         # four cards into pile 1 again, bottom first: lost for good.
         first = next((p for p in state.piles if p), ())
-        return buried_for_good(first[:4])
+        return (buried_for_good if self.game.runs_move else stuck_single)(first[:4])
 
 
 def play_out(game: Game[S], state: S) -> tuple[Edge, S] | None:

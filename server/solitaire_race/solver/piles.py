@@ -59,3 +59,22 @@ def buried_for_good(pile: tuple[int, ...]) -> bool:
         if (b >> 2 == KING or b + 4 in below) and any(c & 3 == y & 3 and c < y for c in below):
             return True
     return False
+
+
+def stuck_single(pile: tuple[int, ...]) -> bool:
+    """Where only single cards move (Cruel) and the pile keeps these cards together for
+    good: some card of it can never go home.
+
+    A card y above a lower card x of its suit must leave the pile before x can go home, and
+    cannot go home itself first; a single card leaves only for the foundation or onto its
+    successor y + 4. If y is a King, or y + 4 lies below y in this pile (it cannot be a top
+    card while y is above it), y never leaves, so x never goes home. (``buried_for_good``
+    asks this of the bottom of y's run, which moves as a unit where runs move; with single
+    cards y itself must move, so this finds every burial that one finds, and more.)
+    """
+    for j in range(len(pile) - 1, 0, -1):
+        y = pile[j]
+        below = pile[:j]
+        if (y >> 2 == KING or y + 4 in below) and any(c & 3 == y & 3 and c < y for c in below):
+            return True
+    return False
