@@ -42,6 +42,7 @@ equal); ``None`` means "touches everything".
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Hashable
 from typing import Any, Generic, TypeVar
 
@@ -238,6 +239,11 @@ _HEIGHT_BY_RANK = tuple(_HEIGHT.get(r, 0) for r in range(14))
 _NEXT_CARD = tuple(tuple((ORDER[h] << 2 | s) if h < len(ORDER) else -1 for h in range(9)) for s in range(4))
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a move changes one or two piles: most are seen before
+def _blockers(pile: tuple[int, ...]) -> int:
+    return blockers(pile, _HEIGHT_BY_RANK)
+
+
 class PersianKnowledge(Knowledge[PersianState]):
     game: PersianPatience
     # Two best-first searches with different scores and ties win different deals, and the
@@ -250,12 +256,7 @@ class PersianKnowledge(Knowledge[PersianState]):
 
     def score(self, state: PersianState) -> float:
         # Redeals are scarce: a position reached without one is worth a few cards more.
-        heights = _HEIGHT_BY_RANK
-        return (
-            4 * sum(state.foundations)
-            - sum(blockers(p, heights) for p in state.piles)
-            - 5 * state.redeals
-        )
+        return 4 * sum(state.foundations) - sum(map(_blockers, state.piles)) - 5 * state.redeals
 
     def best_first_score(self, state: PersianState) -> float:
         # Also: how deep the cards the foundations take next lie (each counted once, at its
@@ -266,13 +267,12 @@ class PersianKnowledge(Knowledge[PersianState]):
         pile_depths = [depths(p) for p in state.piles if p]
         buried = 0
         for c in wanted:  # every card not home lies in a pile
-            buried += min(d.get(c, 99) for d in pile_depths)
-        return (
-            4 * sum(found)
-            - sum(blockers(p, _HEIGHT_BY_RANK) for p in state.piles)
-            - 20 * state.redeals
-            - 2 * buried
-        )
+            least = 99
+            for d in pile_depths:
+                if c in d and d[c] < least:
+                    least = d[c]
+            buried += least
+        return 4 * sum(found) - sum(map(_blockers, state.piles)) - 20 * state.redeals - 2 * buried
 
     @staticmethod
     def last_phase(state: PersianState) -> bool:

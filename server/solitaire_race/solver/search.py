@@ -22,13 +22,14 @@ Depth-first (``DepthFirst``), the one that can prove a deal unwinnable:
   (``tests/test_solver.py`` compares the verdicts with a search that has none of the
   reductions).
 
-Best-first (``BestFirst``) expands the position with the best knowledge score next (ties:
-the earliest). It cannot use sleep sets, so it only helps where the knowledge says
-depth-first ordering is a poor guide (``Knowledge.best_first_share``); if it runs out of
+Best-first (``BestFirst``) expands the position with the best knowledge score
+(``Knowledge.best_first_score``) next (ties: the earliest). It cannot use sleep sets, so it
+only helps where the knowledge says depth-first ordering is a poor guide
+(``Knowledge.best_first_share``); if it runs out of
 positions, that too proves the deal unwinnable (it tried every edge of every position).
 A second best-first (``Knowledge.newest_first_share``) breaks ties by the newest position
-instead, following a plateau down one line rather than across it: the two win different
-deals (Persian Patience runs both).
+instead, following a plateau down one line rather than across it, and orders by
+``Knowledge.score``: the two win different deals (Persian Patience runs both).
 
 Playouts (``Playouts``), where neither order finds wins (Parallels, Patriarchs:
 ``Knowledge.playout_share``): a line is played out at random (by the game's playout
@@ -41,6 +42,12 @@ early choices that lost the game cannot be changed; a playout changes any choice
 ones too.
 It only looks for wins: running out proves nothing. Its random numbers come from a
 generator seeded with a constant, so its answers too depend only on the node budget.
+
+Endgames (``Endgames``), where a deal is decided in a late phase that the deal reaches in
+few ways (``Knowledge.endgame``, ``Knowledge.endgame_share``: Persian Patience after its
+last redeal, Cruel after its first): each starting position of that phase gets a
+best-first search of its own, and they take turns in widening passes, instead of one
+search spending the budget in the few its score prefers. It only looks for wins.
 
 Budgets: ``nodes`` counts engine moves applied (an edge of several moves counts each).
 The two searches take turns in slices of nodes (sizes doubling), so results depend only on
