@@ -21,10 +21,11 @@ pinned by ``tests/test_solver.py`` against a search that uses none of it.
   can never leave from above a lower card of its suit; with redeals left, such a burial
   among the bottom four cards of the first non-empty pile, which every redeal deals into
   pile 1 again.
-- **Cruel** (single cards, unlimited earned redeals): the same first-pile burial is dead
-  (a single card leaves only onto its successor, so the rule holds a fortiori). No move is
-  provably safe (a card built onto its successor freezes that successor until it goes
-  home, and every move changes the next redeal).
+- **Cruel** (single cards, unlimited earned redeals): a first-pile burial is dead too,
+  judged for single cards (``piles.stuck_single``: the card over a lower one of its suit
+  must itself go onto its successor, so it is stuck when that lies below it, or when it
+  is a King). No move is provably safe (a card built onto its successor freezes that
+  successor until it goes home, and every move changes the next redeal).
 - **Persian Patience**. With both redeals used, pile order no longer matters, so positions
   are keyed by their sorted piles (a lone card moved into an empty pile is then the same
   position), and a foundation move is safe when nothing could ever be built on its card:
