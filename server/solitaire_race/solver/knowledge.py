@@ -240,6 +240,10 @@ _HEIGHT_BY_RANK = tuple(_HEIGHT.get(r, 0) for r in range(14))
 _NEXT_CARD = tuple(tuple((ORDER[h] << 2 | s) if h < len(ORDER) else -1 for h in range(9)) for s in range(4))
 
 
+# Per suit, the suits of the other colour (a suit is a card's low bits).
+_OTHER_COLOUR = tuple(tuple(t for t in range(4) if is_red(t) != is_red(s)) for s in range(4))
+
+
 @functools.lru_cache(maxsize=1 << 16)  # a move changes one or two piles: most are seen before
 def _blockers(pile: tuple[int, ...]) -> int:
     return blockers(pile, _HEIGHT_BY_RANK)
@@ -321,16 +325,14 @@ class PersianKnowledge(Knowledge[PersianState]):
             if not pile:
                 continue
             c = pile[-1]
-            h = _HEIGHT[c >> 2]
+            h = _HEIGHT_BY_RANK[c >> 2]
             s = c & 3
             lo, hi = found[2 * s], found[2 * s + 1]
             if lo + 1 != h and hi + 1 != h:
                 continue  # it does not go home now
-            if h > 1:
-                # The cards that could go on c: the next-lower rank in the other colour.
-                others = [t for t in range(4) if is_red(t) != is_red(s)]  # a suit is a card's low bits
-                if any(min(found[2 * t], found[2 * t + 1]) < h - 1 for t in others):
-                    continue
+            # The cards that could go on c: the next-lower rank in the other colour.
+            if h > 1 and any(min(found[2 * t], found[2 * t + 1]) < h - 1 for t in _OTHER_COLOUR[s]):
+                continue
             move = Move(Kind.HOME, i)
             return (move,), self.game.apply(state, move)
         return None
