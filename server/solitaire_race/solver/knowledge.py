@@ -83,7 +83,7 @@ class Knowledge(Generic[S]):
     shorten_by_replays: bool = False  # lines too long for the shortening's bounded search
     score_children: bool = False
     newest_first_share: float = 0.0  # a second best-first, breaking ties by the newest position
-    endgame_share: float = 0.0  # the search through the last phase's starting positions
+    endgame_share: float = 0.0  # the search through the endgames (``endgame``)
 
     def __init__(self, game: Game[S]) -> None:
         self.game = game
@@ -135,8 +135,9 @@ class Knowledge(Generic[S]):
         return None
 
     def endgame(self, state: S) -> bool:
-        """Whether the position is in the game's last phase (``search.Endgames``; only
-        asked where ``endgame_share`` is set)."""
+        """Whether the position is past the phase whose positions ``search.Endgames`` walks
+        (only asked where ``endgame_share`` is set); the first such positions are its
+        endgames."""
         return False
 
     def dead(self, state: S) -> bool:
@@ -254,9 +255,9 @@ class PersianKnowledge(Knowledge[PersianState]):
     # Two best-first searches with different scores and ties win different deals, and the
     # endgame search the deals whose few winnable endgames the others never reach
     # (bench/solver.py, docs/solver.md).
-    best_first_share = 0.3
+    best_first_share = 0.25
     newest_first_share = 0.15
-    endgame_share = 0.4
+    endgame_share = 0.5
     score_children = True
 
     def score(self, state: PersianState) -> float:
@@ -284,7 +285,8 @@ class PersianKnowledge(Knowledge[PersianState]):
         return state.redeals >= MAX_REDEALS
 
     def endgame(self, state: PersianState) -> bool:
-        return self.last_phase(state)
+        # After the first redeal: each endgame's search then chooses the second redeal too.
+        return state.redeals >= 1
 
     def key(self, state: PersianState) -> Hashable:
         if self.last_phase(state):

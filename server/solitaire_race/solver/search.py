@@ -43,11 +43,11 @@ ones too.
 It only looks for wins: running out proves nothing. Its random numbers come from a
 generator seeded with a constant, so its answers too depend only on the node budget.
 
-Endgames (``Endgames``), where a deal is decided in a late phase that the deal reaches in
-few ways (``Knowledge.endgame``, ``Knowledge.endgame_share``: Persian Patience after its
-last redeal, Cruel after its first): each starting position of that phase gets a
-best-first search of its own, and they take turns in widening passes, instead of one
-search spending the budget in the few its score prefers. It only looks for wins.
+Endgames (``Endgames``), where a first deal has few positions, so its redeal few layouts
+(``Knowledge.endgame``, ``Knowledge.endgame_share``: Cruel and Persian Patience, after the
+first redeal): each layout gets a best-first search of its own, and they take turns in
+widening passes, instead of one search spending the budget in the few its score prefers.
+It only looks for wins.
 
 Budgets: ``nodes`` counts engine moves applied (an edge of several moves counts each).
 The two searches take turns in slices of nodes (sizes doubling), so results depend only on
@@ -305,14 +305,13 @@ class Playouts:
 
 
 class Endgames:
-    """A resumable search for a win through the last phase's starting positions (``endgames``,
-    ``Knowledge.endgame``): a depth-first walk over the positions before it finds them one by
-    one, each gets a best-first search of its own (``BestFirst``, with the knowledge's keys and
-safe edges),
-    and the searches take turns in passes: pass k gives the first ``ENDGAME_WIDTH * 2**k``
-    endgames found ``ENDGAME_CAP * 2**k`` nodes each in all. Where the game is decided in its
-    last phase, this spreads the budget over many endgames instead of one search sinking
-    it into the first, or the best-scoring, few. It only looks for wins."""
+    """A resumable search for a win through the endgames, the first positions of a later
+    phase (``Knowledge.endgame``): a depth-first walk over the positions before it finds
+    them one by one, each gets a best-first search of its own (``BestFirst``, with the
+    knowledge's keys and safe edges), and the searches take turns in passes: pass k gives
+    the first ``ENDGAME_WIDTH * 2**k`` endgames found ``ENDGAME_CAP * 2**k`` nodes each in
+    all. Where there are few endgames, this spreads the budget over them instead of one
+    search sinking it into the first, or the best-scoring, few. It only looks for wins."""
 
     def __init__(self, game: Game[Any], know: Knowledge[Any], root: Any) -> None:
         self.game = game
