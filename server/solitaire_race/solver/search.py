@@ -77,7 +77,7 @@ _CLOCK_EVERY = 256  # read the clock once per this many edges
 _FIRST_SLICE = 2_000  # nodes in the first turn of the depth-first search
 _PLAYOUT_SEED = 1  # playouts are random, but the same on every run and every machine
 ENDGAME_CAP = 1_000  # nodes each endgame gets in the first pass (``Endgames``)
-ENDGAME_WIDTH = 8  # endgames in the first pass
+ENDGAME_WIDTH = 4  # endgames in the first pass
 
 
 @dataclass(frozen=True, slots=True)
