@@ -341,13 +341,13 @@ class Endgames:
                 child = _apply(game, frame.state, edge)
             guard.nodes += len(edge)
             frame.taken = edge
-            line = tuple(m for f in walk for m in f.taken)
             if game.is_won(child):
-                return Found("won", line, guard.nodes, 0)
+                return Found("won", tuple(m for f in walk for m in f.taken), guard.nodes, 0)
             key = know.key(child)
             if know.endgame(child):
                 if key not in self.endgame_keys:
                     self.endgame_keys.add(key)
+                    line = tuple(m for f in walk for m in f.taken)
                     self.open.append((BestFirst(game, know, child), [0], line))
                     return True
             elif key not in self.seen:
@@ -373,10 +373,10 @@ class Endgames:
                         return None  # every endgame searched to its end: nothing more to do
                     self.cap, self.width, self.index = 2 * self.cap, 2 * self.width, 0
                 continue
-            dfs, spent, prefix = self.open[self.index]
-            if dfs.result is None and spent[0] < self.cap:
+            best, spent, prefix = self.open[self.index]
+            if best.result is None and spent[0] < self.cap:
                 before = guard.nodes
-                found = dfs.run(guard, min(until, guard.nodes + self.cap - spent[0]))
+                found = best.run(guard, min(until, guard.nodes + self.cap - spent[0]))
                 spent[0] += guard.nodes - before
                 if found is not None and found.status == "won":
                     assert found.moves is not None
