@@ -75,9 +75,16 @@ def test_persian_best_first_score_with_the_next_cards_depth_wins_a_deal() -> Non
     won_only_with("persian-patience", 19, 20_000, plain_score)
 
 
-@pytest.mark.parametrize(("game_id", "number"), [("persian-patience", 4), ("cruel", 163)])
-def test_the_endgame_search_wins_a_deal_the_others_leave_unknown(game_id: str, number: int) -> None:
-    won_only_with(game_id, number, 40_000, no_endgames)
+@pytest.mark.parametrize(("game_id", "number", "nodes"), [("persian-patience", 4, 40_000), ("cruel", 163, 50_000)])
+def test_the_endgame_search_wins_a_deal_the_others_leave_unknown(game_id: str, number: int, nodes: int) -> None:
+    won_only_with(game_id, number, nodes, no_endgames)
+
+
+def test_cruel_playouts_win_a_deal_the_others_leave_unknown() -> None:
+    def no_playouts(know: Knowledge[Any]) -> None:
+        know.playout_share = 0.0
+
+    won_only_with("cruel", 221, 40_000, no_playouts)
 
 
 def test_cruel_score_with_the_next_cards_depth_wins_a_deal() -> None:

@@ -154,9 +154,9 @@ class PerseveranceKnowledge(Knowledge[PerseveranceState]):
         if not game.runs_move:  # Cruel: long games, where guided searches find wins sooner
             # and random playouts find some that they miss. Its lost deals are proved within
             # a few hundred nodes (the first-pile burial), so depth-first needs little.
-            self.best_first_share = 0.15
-            self.playout_share = 0.25
-            self.endgame_share = 0.5
+            self.best_first_share = 0.1
+            self.playout_share = 0.4
+            self.endgame_share = 0.4
             self.score_children = True
         else:  # some wins lie far down depth-first's order (Perseverance 164, 165: 2k and 40k
             # nodes so, unknown at 300k without); small shares keep proofs cheap (1.4x nodes)
