@@ -15,7 +15,7 @@ import pytest
 
 from solitaire_race.engine import Kind, get_game
 from solitaire_race.engine.patriarchs import WASTE, Patriarchs, PatriarchsState
-from solitaire_race.solver.knowledge import Edge, PatriarchsKnowledge, knowledge_for
+from solitaire_race.solver.knowledge import Edge, knowledge_for
 from solitaire_race.solver.patriarchs_playouts import (
     NO_FIT,
     PatriarchsModel,
@@ -26,6 +26,7 @@ from solitaire_race.solver.patriarchs_playouts import (
 )
 from solitaire_race.solver.playouts import model_for
 from solitaire_race.solver.search import search
+from solitaire_race.solver.two_deck_knowledge import PatriarchsKnowledge
 
 from .conftest import TEST_SECRET
 

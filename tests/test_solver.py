@@ -154,6 +154,41 @@ def test_perseverance_family_verdicts_match_a_plain_search(game_id: str) -> None
     assert buried_first_pile  # the rule for positions with redeals left was exercised
 
 
+def with_successor_below(state: PerseveranceState) -> PerseveranceState | None:
+    """The next card x of a suit (rank 10 at most) put at the bottom of the first pile with
+    x's next two cards of its suit on it, the higher first: the one above x sits over its
+    own successor, so with single cards it never leaves, while the run they form could (its
+    bottom's successor is not below it), so the runs-move rule does not call it buried."""
+    suit = next((s for s, top in enumerate(state.foundations) if top < 10), None)
+    if suit is None:
+        return None
+    x = card(state.foundations[suit] + 1, suit)
+    y, successor = x + 4, x + 8
+    first = next(i for i, p in enumerate(state.piles) if p)
+    piles = [tuple(c for c in p if c not in (x, y, successor)) for p in state.piles]
+    piles[first] = (x, successor, y) + piles[first]
+    return PerseveranceState(tuple(piles), state.foundations, state.redeals, state.homed_since_deal)
+
+
+def test_cruel_single_card_burial_matches_a_plain_search() -> None:
+    """Cruel's dead rule (``piles.stuck_single``) on first piles where the Perseverance
+    rule (``buried_for_good``) sees nothing: the plain search proves each lost."""
+    know = knowledge_for(get_game("cruel"))
+    proved = 0
+    for number in range(12):
+        cut = perseverance_cut(number, tuple(9 + (number + s) % 2 for s in range(4)), 0, number % 2 == 0)
+        state = with_successor_below(cut)
+        assert state is not None
+        first = next(p for p in state.piles if p)
+        assert know.dead(state) and not buried_for_good(first[:4])
+        expected = plain("cruel", state, 25_000)
+        if expected == "unknown":
+            continue
+        assert expected == "unwinnable" == solver("cruel", state), number
+        proved += 1
+    assert proved >= 6
+
+
 def persian_layout(number: int, ranks: tuple[int, ...], redeals: int) -> PersianState:
     """Both copies of ``ranks`` (the top of the rank order) shuffled into 8 full piles, the
     lower ranks home: every pile holds cards, so Kings cannot simply move to empty piles."""

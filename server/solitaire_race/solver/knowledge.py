@@ -21,10 +21,11 @@ pinned by ``tests/test_solver.py`` against a search that uses none of it.
   can never leave from above a lower card of its suit; with redeals left, such a burial
   among the bottom four cards of the first non-empty pile, which every redeal deals into
   pile 1 again.
-- **Cruel** (single cards, unlimited earned redeals): the same first-pile burial is dead
-  (a single card leaves only onto its successor, so the rule holds a fortiori). No move is
-  provably safe (a card built onto its successor freezes that successor until it goes
-  home, and every move changes the next redeal).
+- **Cruel** (single cards, unlimited earned redeals): a first-pile burial is dead too,
+  judged for single cards (``piles.stuck_single``: the card over a lower one of its suit
+  must itself go onto its successor, so it is stuck when that lies below it, or when it
+  is a King). No move is provably safe (a card built onto its successor freezes that
+  successor until it goes home, and every move changes the next redeal).
 - **Persian Patience**. With both redeals used, pile order no longer matters, so positions
   are keyed by their sorted piles (a lone card moved into an empty pile is then the same
   position), and a foundation move is safe when nothing could ever be built on its card:
@@ -33,13 +34,7 @@ pinned by ``tests/test_solver.py`` against a search that uses none of it.
 - **Clock**: no knowledge needed; the only choice is the exchange of the fourth King, and
   the search tries every face-down card for it (deepest first: a buried King turns up
   last).
-- **Parallels and Patriarchs**. When a suit's two foundations meet, shifting walks the
-  meeting point freely, and a card of rank r put on either of them leaves the pair at
-  (r, r) whichever way it went: so meeting positions are keyed as one, lone shifts are
-  never edges, and "shift as needed, then home" is one edge per card. A foundation move is
-  safe only when nothing can enter the tableau any more (stock, and for Patriarchs the
-  waste, empty) and the card's suit has passed its meeting point (every remaining card of
-  the suit then has exactly one foundation it can go to, in a fixed order).
+- **Parallels and Patriarchs**: in ``two_deck_knowledge.py``.
 
 Footprints (for the search's move-order pruning): two edges whose footprints are disjoint
 commute (each stays legal after the other, with the same effect, and the results are
@@ -48,19 +43,18 @@ equal); ``None`` means "touches everything".
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Hashable
 from typing import Any, Generic, TypeVar
 
 from ..engine import Game, IllegalMove, Kind, Move
 from ..engine.cards import KING, is_red
 from ..engine.clock import Clock, ClockState
-from ..engine.parallels import Parallels, ParallelsState
-from ..engine.patriarchs import REDEAL, WASTE, Patriarchs, PatriarchsState
+from ..engine.parallels import Parallels
+from ..engine.patriarchs import Patriarchs
 from ..engine.perseverance import Perseverance, PerseveranceState
 from ..engine.persian import MAX_REDEALS, ORDER, PersianPatience, PersianState
-from ..engine.piles import DOWN, UP
-from ..engine.two_deck import STOCK, TwoDeckGame
-from .piles import blockers, buried_for_good
+from .piles import blockers, buried_for_good, depths, stuck_single
 
 Edge = tuple[Move, ...]
 Footprint = frozenset[int] | None
@@ -89,6 +83,7 @@ class Knowledge(Generic[S]):
     shorten_by_replays: bool = False  # lines too long for the shortening's bounded search
     score_children: bool = False
     newest_first_share: float = 0.0  # a second best-first, breaking ties by the newest position
+    endgame_share: float = 0.0  # the search through the endgames (``endgame``)
 
     def __init__(self, game: Game[S]) -> None:
         self.game = game
@@ -96,6 +91,11 @@ class Knowledge(Generic[S]):
     def score(self, state: S) -> float:
         """How promising a position looks (higher is better): cards home by default."""
         return self.game.progress(state).home
+
+    def best_first_score(self, state: S) -> float:
+        """The score of the best-first search that breaks ties by the oldest position (the
+        other searches order by ``score``): ``score`` unless the game has a better guide."""
+        return self.score(state)
 
     def ordered(self, state: S) -> list[tuple[Edge, Footprint, S | None]]:
         """The edges in the order to try them, with the position each leads to when the
@@ -134,6 +134,12 @@ class Knowledge(Generic[S]):
         """An edge provably no worse than all others, with the position it leads to."""
         return None
 
+    def endgame(self, state: S) -> bool:
+        """Whether the position is past the phase whose positions ``search.Endgames`` walks
+        (only asked where ``endgame_share`` is set); the first such positions are its
+        endgames."""
+        return False
+
     def dead(self, state: S) -> bool:
         """True only if the position provably cannot be won (checked before its edges)."""
         return False
@@ -145,11 +151,12 @@ class PerseveranceKnowledge(Knowledge[PerseveranceState]):
 
     def __init__(self, game: Perseverance) -> None:
         super().__init__(game)
-        if not game.runs_move:  # Cruel: long games, where a guided search finds wins sooner
-            # and random playouts find the wins both orders miss (bench/solver.py: of the 14
-            # deals in 200 left unknown in 2 s with best-first at half, 11 won in 2 s).
-            self.best_first_share = 0.3
+        if not game.runs_move:  # Cruel: long games, where guided searches find wins sooner
+            # and random playouts find some that they miss. Its lost deals are proved within
+            # a few hundred nodes (the first-pile burial), so depth-first needs little.
+            self.best_first_share = 0.1
             self.playout_share = 0.4
+            self.endgame_share = 0.4
             self.score_children = True
         else:  # some wins lie far down depth-first's order (Perseverance 164, 165: 2k and 40k
             # nodes so, unknown at 300k without); small shares keep proofs cheap (1.4x nodes)
@@ -157,7 +164,22 @@ class PerseveranceKnowledge(Knowledge[PerseveranceState]):
             self.playout_share = 0.15
 
     def score(self, state: PerseveranceState) -> float:
-        return 4 * sum(state.foundations) - sum(map(blockers, state.piles))
+        found, piles = state.foundations, state.piles
+        score = 4 * sum(found) - sum(map(blockers, piles))
+        if not self.game.runs_move:
+            # Cruel: minus how deep each suit's next card lies (a card leaves a pile only
+            # from its top, one at a time).
+            pile_depths = [depths(p) for p in piles if p]
+            for s, rank in enumerate(found):
+                if rank < KING:
+                    c = (rank + 1) << 2 | s
+                    score -= next(d[c] for d in pile_depths if c in d)
+        return score
+
+    def endgame(self, state: PerseveranceState) -> bool:
+        # Cruel: its first deal has a few dozen positions, and the search through the
+        # layouts of the first redeal (``search.Endgames``) wins deals the others do not.
+        return state.redeals >= 1
 
     def last_phase(self, state: PerseveranceState) -> bool:
         limit = self.game.max_redeals
@@ -190,7 +212,7 @@ class PerseveranceKnowledge(Knowledge[PerseveranceState]):
         # four cards never changes (those cards cannot move) and every redeal deals those
         # four cards into pile 1 again, bottom first: lost for good.
         first = next((p for p in state.piles if p), ())
-        return buried_for_good(first[:4])
+        return (buried_for_good if self.game.runs_move else stuck_single)(first[:4])
 
 
 def play_out(game: Game[S], state: S) -> tuple[Edge, S] | None:
@@ -215,28 +237,56 @@ def play_out(game: Game[S], state: S) -> tuple[Edge, S] | None:
 # Per rank, the height of a foundation holding it (A = 1 ... K = 8).
 _HEIGHT = {r: i + 1 for i, r in enumerate(ORDER)}
 _HEIGHT_BY_RANK = tuple(_HEIGHT.get(r, 0) for r in range(14))
+# Per suit and foundation height h, the code of the card that goes on it next (-1: full).
+_NEXT_CARD = tuple(tuple((ORDER[h] << 2 | s) if h < len(ORDER) else -1 for h in range(9)) for s in range(4))
+
+
+# Per suit, the suits of the other colour (a suit is a card's low bits).
+_OTHER_COLOUR = tuple(tuple(t for t in range(4) if is_red(t) != is_red(s)) for s in range(4))
+
+
+@functools.lru_cache(maxsize=1 << 16)  # a move changes one or two piles: most are seen before
+def _blockers(pile: tuple[int, ...]) -> int:
+    return blockers(pile, _HEIGHT_BY_RANK)
 
 
 class PersianKnowledge(Knowledge[PersianState]):
     game: PersianPatience
-    # Two best-first searches that break ties differently win different deals (bench,
-    # 100,000 nodes: 180 of deals 0-199 decided with one at half, 186 with both).
-    best_first_share = 0.35
-    newest_first_share = 0.35
+    # Two best-first searches with different scores and ties win different deals, and the
+    # endgame search the deals whose few winnable endgames the others never reach
+    # (bench/solver.py, docs/solver.md).
+    best_first_share = 0.25
+    newest_first_share = 0.15
+    endgame_share = 0.5
     score_children = True
 
     def score(self, state: PersianState) -> float:
         # Redeals are scarce: a position reached without one is worth a few cards more.
-        heights = _HEIGHT_BY_RANK
-        return (
-            4 * sum(state.foundations)
-            - sum(blockers(p, heights) for p in state.piles)
-            - 5 * state.redeals
-        )
+        return 4 * sum(state.foundations) - sum(map(_blockers, state.piles)) - 5 * state.redeals
+
+    def best_first_score(self, state: PersianState) -> float:
+        # Also: how deep the cards the foundations take next lie (each counted once, at its
+        # shallower copy), and redeals dearer. It wins most of the deals the other score
+        # leaves to long searches, and loses a few it wins: each guides one best-first.
+        found, nxt = state.foundations, _NEXT_CARD
+        wanted = {nxt[i >> 1][found[i]] for i in range(8) if found[i] < 8}
+        pile_depths = [depths(p) for p in state.piles if p]
+        buried = 0
+        for c in wanted:  # every card not home lies in a pile
+            least = 99
+            for d in pile_depths:
+                if c in d and d[c] < least:
+                    least = d[c]
+            buried += least
+        return 4 * sum(found) - sum(map(_blockers, state.piles)) - 20 * state.redeals - 2 * buried
 
     @staticmethod
     def last_phase(state: PersianState) -> bool:
         return state.redeals >= MAX_REDEALS
+
+    def endgame(self, state: PersianState) -> bool:
+        # After the first redeal: each endgame's search then chooses the second redeal too.
+        return state.redeals >= 1
 
     def key(self, state: PersianState) -> Hashable:
         if self.last_phase(state):
@@ -277,16 +327,14 @@ class PersianKnowledge(Knowledge[PersianState]):
             if not pile:
                 continue
             c = pile[-1]
-            h = _HEIGHT[c >> 2]
+            h = _HEIGHT_BY_RANK[c >> 2]
             s = c & 3
             lo, hi = found[2 * s], found[2 * s + 1]
             if lo + 1 != h and hi + 1 != h:
                 continue  # it does not go home now
-            if h > 1:
-                # The cards that could go on c: the next-lower rank in the other colour.
-                others = [t for t in range(4) if is_red(t) != is_red(s)]  # a suit is a card's low bits
-                if any(min(found[2 * t], found[2 * t + 1]) < h - 1 for t in others):
-                    continue
+            # The cards that could go on c: the next-lower rank in the other colour.
+            if h > 1 and any(min(found[2 * t], found[2 * t + 1]) < h - 1 for t in _OTHER_COLOUR[s]):
+                continue
             move = Move(Kind.HOME, i)
             return (move,), self.game.apply(state, move)
         return None
@@ -303,158 +351,9 @@ class ClockKnowledge(Knowledge[ClockState]):
         return [((m,), None) for m in moves]
 
 
-# --- Parallels and Patriarchs -----------------------------------------------------------------
-def meeting(tops: tuple[int, ...], suit: int) -> bool:
-    return tops[2 * suit] + 1 == tops[2 * suit + 1]
-
-
-def canonical(tops: tuple[int, ...]) -> tuple[int, ...]:
-    """The foundations with every meeting suit's pair as (0, 0), a value no real pair has:
-    every meeting point of a suit is reachable from every other by shifts."""
-    return tuple(v for s in range(4) for v in ((0, 0) if meeting(tops, s) else tops[2 * s : 2 * s + 2]))
-
-
-class TwoDeckKnowledge(Knowledge[S]):
-    game: TwoDeckGame[S]
-    best_first_share = 0.05
-    playout_share = 0.9
-    shorten_by_replays = True
-    score_children = True
-
-    def key(self, state: S) -> Hashable:
-        tops = self.game.foundations_of(state)
-        if not any(meeting(tops, s) for s in range(4)):
-            return state
-        return ("meeting", self.game.with_foundations(state, canonical(tops)))
-
-    def supply_touched(self, state: S, src: int) -> tuple[int, ...]:
-        return ()
-
-    def extra_footprint(self, kind: Kind, state: S) -> Footprint:
-        """Footprint of the game's non-foundation moves."""
-        return None
-
-    def edges(self, state: S) -> list[Step]:
-        game = self.game
-        tops = game.foundations_of(state)
-        homes: list[Step] = []
-        others: list[Step] = []
-        direct: set[tuple[int, int]] = set()
-        for m in game.legal_moves(state):
-            if m.kind is Kind.HOME:
-                direct.add((m.src, m.dst))
-            elif m.kind is not Kind.SHIFT:  # a lone shift is never needed (see the module doc)
-                others.append(((m,), self.extra_footprint(m.kind, state)))
-        for src, c in game.playable(state):
-            s, r = c & 3, c >> 2
-            places = touched(src, _SUIT + s, *self.supply_touched(state, src))
-            if meeting(tops, s):
-                homes.append((shift_then_home(tops, s, r, src), places))
-                continue
-            for side in (UP, DOWN):
-                if (src, side) in direct:
-                    homes.append(((Move(Kind.HOME, src, side),), places))
-                    # Fitting both sides (Ace foundation two below the King one): either
-                    # way the suit then meets, and meeting positions are one position.
-                    break
-        return homes + others
-
-    def playout_edges(self, state: S) -> tuple[list[Edge], list[Edge]]:
-        # ``edges`` without footprints and without asking the engine for every legal move:
-        # a playout makes one step per engine move, and this is most of a step's work.
-        tops = self.game.foundations_of(state)
-        meets = [meeting(tops, s) for s in range(4)]
-        homes: list[Edge] = []
-        for src, c in self.game.playable(state):
-            s, r = c & 3, c >> 2
-            if meets[s]:
-                homes.append(shift_then_home(tops, s, r, src))
-            elif r == tops[2 * s] + 1:
-                homes.append((Move(Kind.HOME, src, UP),))
-            elif r == tops[2 * s + 1] - 1:
-                homes.append((Move(Kind.HOME, src, DOWN),))
-        return homes, self.supply_edges(state)
-
-    def supply_edges(self, state: S) -> list[Edge]:
-        """The edges that bring cards from the stock (its turn, a redeal)."""
-        raise NotImplementedError
-
-    def safe(self, state: S) -> tuple[Edge, S] | None:
-        if not self.closed(state):
-            return None
-        game = self.game
-        tops = game.foundations_of(state)
-        cards = dict(game.playable(state))
-        for m in game.legal_moves(state):
-            if m.kind is Kind.HOME:
-                s = cards[m.src] & 3
-                if tops[2 * s] >= tops[2 * s + 1]:  # passed: each card left has one place
-                    return (m,), game.apply(state, m)
-        return None
-
-    def closed(self, state: S) -> bool:
-        """No card can enter the tableau any more."""
-        raise NotImplementedError
-
-
-def shift_then_home(tops: tuple[int, ...], suit: int, rank: int, src: int) -> Edge:
-    """Shifts walking a meeting point until ``rank`` fits, then the foundation move; the
-    shorter way (the result is the same either way)."""
-    up = tops[2 * suit]
-    routes = []
-    if rank >= 2:
-        routes.append((abs(up - (rank - 1)), rank - 1, UP))  # the Ace foundation must show rank-1
-    if rank <= KING - 1:
-        routes.append((abs(up - rank), rank, DOWN))  # the King foundation must show rank+1
-    _, target_up, side = min(routes)
-    # Shift(UP) moves the Ace foundation's top across (up - 1); Shift(DOWN) the other way.
-    step = Move(Kind.SHIFT, suit, UP if up > target_up else DOWN)
-    return (step,) * abs(up - target_up) + (Move(Kind.HOME, src, side),)
-
-
-class ParallelsKnowledge(TwoDeckKnowledge[ParallelsState]):
-    game: Parallels
-
-    def supply_edges(self, state: ParallelsState) -> list[Edge]:
-        return [(STOCK,)] if state.stock else []
-
-    def closed(self, state: ParallelsState) -> bool:
-        return not state.stock
-
-
-class PatriarchsKnowledge(TwoDeckKnowledge[PatriarchsState]):
-    game: Patriarchs
-    # Its playouts win most deals in a few thousand nodes, in less time than the other
-    # searches' first turns (4,000 nodes through the engine) take; small positions are
-    # still proved lost by depth-first's first turn, which follows.
-    playout_head_start = 4_000
-
-    def supply_touched(self, state: PatriarchsState, src: int) -> tuple[int, ...]:
-        # A tableau card going home is replaced from the waste or the stock; a waste card
-        # going home uncovers the next waste card: both touch the supply.
-        if src == WASTE or state.waste or state.stock:
-            return (_SUPPLY,)
-        return ()
-
-    def extra_footprint(self, kind: Kind, state: PatriarchsState) -> Footprint:
-        return touched(_SUPPLY) if kind is Kind.STOCK else None
-
-    def key(self, state: PatriarchsState) -> Hashable:
-        # The nine slots are interchangeable: every card in one may go home, a vacancy is
-        # refilled in place, and no rule reads a slot's number. Two cards sent home in
-        # either order fill their slots from the waste crosswise; keyed as one position.
-        return (tuple(sorted(state.tableau)), state.stock, state.waste, canonical(state.foundations), state.redealt)
-
-    def supply_edges(self, state: PatriarchsState) -> list[Edge]:
-        if state.stock:
-            return [(STOCK,)]
-        return [(REDEAL,)] if self.game.may_redeal(state) else []
-
-    def closed(self, state: PatriarchsState) -> bool:
-        return not state.stock and not state.waste
-
-
 def knowledge_for(game: Game[Any]) -> Knowledge[Any]:
+    from .two_deck_knowledge import ParallelsKnowledge, PatriarchsKnowledge  # they build on this module
+
     if isinstance(game, Perseverance):
         return PerseveranceKnowledge(game)
     if isinstance(game, PersianPatience):

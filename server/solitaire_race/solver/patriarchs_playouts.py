@@ -32,8 +32,9 @@ from ..engine import Kind, Move
 from ..engine.patriarchs import REDEAL, SLOTS, WASTE, PatriarchsState
 from ..engine.piles import DOWN, UP
 from ..engine.two_deck import STOCK, TOTAL, WON
-from .knowledge import Edge, shift_then_home
+from .knowledge import Edge
 from .playouts import PLAYOUT_HOME
+from .two_deck_knowledge import shift_then_home
 
 Waste = tuple[int, Any] | None  # (top card, the rest of the waste), None when empty
 Position = tuple[tuple[int, ...], tuple[int, ...], int, Waste, tuple[int, ...], bool]

@@ -20,7 +20,8 @@ import random
 from typing import Any, Protocol
 
 from ..engine import Game
-from .knowledge import Edge, Knowledge, PatriarchsKnowledge
+from .knowledge import Edge, Knowledge
+from .two_deck_knowledge import PatriarchsKnowledge
 
 PLAYOUT_HOME = 0.9  # a playout's chance of a move home over the other edges, when it has one
 

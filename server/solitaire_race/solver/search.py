@@ -22,13 +22,14 @@ Depth-first (``DepthFirst``), the one that can prove a deal unwinnable:
   (``tests/test_solver.py`` compares the verdicts with a search that has none of the
   reductions).
 
-Best-first (``BestFirst``) expands the position with the best knowledge score next (ties:
-the earliest). It cannot use sleep sets, so it only helps where the knowledge says
-depth-first ordering is a poor guide (``Knowledge.best_first_share``); if it runs out of
+Best-first (``BestFirst``) expands the position with the best knowledge score
+(``Knowledge.best_first_score``) next (ties: the earliest). It cannot use sleep sets, so it
+only helps where the knowledge says depth-first ordering is a poor guide
+(``Knowledge.best_first_share``); if it runs out of
 positions, that too proves the deal unwinnable (it tried every edge of every position).
 A second best-first (``Knowledge.newest_first_share``) breaks ties by the newest position
-instead, following a plateau down one line rather than across it: the two win different
-deals (Persian Patience runs both).
+instead, following a plateau down one line rather than across it, and orders by
+``Knowledge.score``: the two win different deals (Persian Patience runs both).
 
 Playouts (``Playouts``), where neither order finds wins (Parallels, Patriarchs:
 ``Knowledge.playout_share``): a line is played out at random (by the game's playout
@@ -41,6 +42,12 @@ early choices that lost the game cannot be changed; a playout changes any choice
 ones too.
 It only looks for wins: running out proves nothing. Its random numbers come from a
 generator seeded with a constant, so its answers too depend only on the node budget.
+
+Endgames (``Endgames``), where a first deal has few positions, so its redeal few layouts
+(``Knowledge.endgame``, ``Knowledge.endgame_share``: Cruel and Persian Patience, after the
+first redeal): each layout gets a best-first search of its own, and they take turns in
+widening passes, instead of one search spending the budget in the few its score prefers.
+It only looks for wins.
 
 Budgets: ``nodes`` counts engine moves applied (an edge of several moves counts each).
 The two searches take turns in slices of nodes (sizes doubling), so results depend only on
@@ -69,6 +76,8 @@ _NOTHING: frozenset[Any] = frozenset()
 _CLOCK_EVERY = 256  # read the clock once per this many edges
 _FIRST_SLICE = 2_000  # nodes in the first turn of the depth-first search
 _PLAYOUT_SEED = 1  # playouts are random, but the same on every run and every machine
+ENDGAME_CAP = 1_000  # nodes each endgame gets in the first pass (``Endgames``)
+ENDGAME_WIDTH = 4  # endgames in the first pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,10 +220,13 @@ class BestFirst:
     def __init__(self, game: Game[Any], know: Knowledge[Any], root: Any, newest: bool = False) -> None:
         self.game = game
         self.know = know
+        # The oldest-first search follows the knowledge's best-first score, the newest-first
+        # one its plain score (Persian Patience: each wins deals the other misses).
+        self.score = know.score if newest else know.best_first_score
         root_key = know.key(root)
         # key -> (key of the position it was first reached from, edge); the root has None
         self.parent: dict[Hashable, tuple[Hashable, Edge] | None] = {root_key: None}
-        self.heap: list[tuple[float, int, Any]] = [(-know.score(root), 0, root)]
+        self.heap: list[tuple[float, int, Any]] = [(-self.score(root), 0, root)]
         self.count = 0
         # Ties (equal scores) go to the oldest position, or with ``newest`` to the newest: a
         # plateau is then followed down one line (depth-first) instead of across.
@@ -224,7 +236,7 @@ class BestFirst:
     def run(self, guard: _Guard, until: int) -> Found | None:
         if self.result is not None:
             return self.result
-        game, know, parent, heap = self.game, self.know, self.parent, self.heap
+        game, know, parent, heap, score = self.game, self.know, self.parent, self.heap, self.score
         while heap:
             if guard.nodes >= until or guard.timed_out():
                 return None
@@ -249,7 +261,7 @@ class BestFirst:
                     self.result = Found("won", self._line(child_key), guard.nodes, 0)
                     return self.result
                 self.count += 1
-                heapq.heappush(heap, (-know.score(child), self.tie * self.count, child))
+                heapq.heappush(heap, (-score(child), self.tie * self.count, child))
         self.result = Found("unwinnable", None, guard.nodes, 0)
         return self.result
 
@@ -292,6 +304,90 @@ class Playouts:
         return None
 
 
+class Endgames:
+    """A resumable search for a win through the endgames, the first positions of a later
+    phase (``Knowledge.endgame``): a depth-first walk over the positions before it finds
+    them one by one, each gets a best-first search of its own (``BestFirst``, with the
+    knowledge's keys and safe edges), and the searches take turns in passes: pass k gives
+    the first ``ENDGAME_WIDTH * 2**k`` endgames found ``ENDGAME_CAP * 2**k`` nodes each in
+    all. Where there are few endgames, this spreads the budget over them instead of one
+    search sinking it into the first, or the best-scoring, few. It only looks for wins."""
+
+    def __init__(self, game: Game[Any], know: Knowledge[Any], root: Any) -> None:
+        self.game = game
+        self.know = know
+        self.seen: set[Hashable] = {know.key(root)}
+        self.walk: list[_Frame] = [_Frame(root, know.ordered(root), None)]  # positions before the endgames
+        self.endgame_keys: set[Hashable] = set()
+        # Each endgame: its search, the nodes it has had, and the moves that reach it.
+        self.open: list[tuple[BestFirst, list[int], tuple[Move, ...]]] = []
+        self.cap, self.width, self.index = ENDGAME_CAP, ENDGAME_WIDTH, 0
+        self.result: Found | None = None
+
+    def _find_endgame(self, guard: _Guard, until: int) -> bool | Found | None:
+        """Walk on to the next new endgame: True when one was added, False when there are no
+        more, None when the budget ran out first, a win when the walk met one."""
+        game, know, walk = self.game, self.know, self.walk
+        while walk:
+            frame = walk[-1]
+            if frame.index == len(frame.steps):
+                walk.pop()
+                continue
+            if guard.nodes >= until or guard.out_of_time():
+                return None
+            edge, _, child = frame.steps[frame.index]
+            frame.index += 1
+            if child is None:
+                child = _apply(game, frame.state, edge)
+            guard.nodes += len(edge)
+            frame.taken = edge
+            if game.is_won(child):
+                return Found("won", tuple(m for f in walk for m in f.taken), guard.nodes, 0)
+            key = know.key(child)
+            if know.endgame(child):
+                if key not in self.endgame_keys:
+                    self.endgame_keys.add(key)
+                    line = tuple(m for f in walk for m in f.taken)
+                    self.open.append((BestFirst(game, know, child), [0], line))
+                    return True
+            elif key not in self.seen:
+                self.seen.add(key)
+                if not know.dead(child):
+                    walk.append(_Frame(child, know.ordered(child), None))
+        return False
+
+    def run(self, guard: _Guard, until: int) -> Found | None:
+        if self.result is not None:
+            return self.result
+        while guard.nodes < until and not guard.timed_out():
+            if self.index >= min(self.width, len(self.open)):
+                more = self._find_endgame(guard, until) if self.index < self.width else False
+                if isinstance(more, Found):
+                    self.result = more
+                    return more
+                if more is None:
+                    return None
+                if not more:  # the pass is over: keep the endgames not yet decided
+                    self.open = [e for e in self.open if e[0].result is None]
+                    if not self.open and not self.walk:
+                        return None  # every endgame searched to its end: nothing more to do
+                    self.cap, self.width, self.index = 2 * self.cap, 2 * self.width, 0
+                continue
+            best, spent, prefix = self.open[self.index]
+            if best.result is None and spent[0] < self.cap:
+                before = guard.nodes
+                found = best.run(guard, min(until, guard.nodes + self.cap - spent[0]))
+                spent[0] += guard.nodes - before
+                if found is not None and found.status == "won":
+                    assert found.moves is not None
+                    self.result = Found("won", prefix + found.moves, guard.nodes, 0)
+                    return self.result
+                if found is None and spent[0] < self.cap:
+                    return None  # the turn is over, not this endgame's share
+            self.index += 1
+        return None
+
+
 def search(
     game: Game[Any], know: Knowledge[Any], root: Any, *, node_budget: int, time_budget_s: float | None
 ) -> Found:
@@ -306,10 +402,12 @@ def search(
     bfs = BestFirst(game, know, root) if know.best_first_share > 0 else None
     newest = BestFirst(game, know, root, newest=True) if know.newest_first_share > 0 else None
     playouts = Playouts(game, know, root) if know.playout_share > 0 else None
-    helpers: list[tuple[BestFirst | Playouts | None, float]] = [
-        (bfs, know.best_first_share), (newest, know.newest_first_share), (playouts, know.playout_share)
+    endgames = Endgames(game, know, root) if know.endgame_share > 0 else None
+    helpers: list[tuple[BestFirst | Playouts | Endgames | None, float]] = [
+        (bfs, know.best_first_share), (newest, know.newest_first_share), (playouts, know.playout_share),
+        (endgames, know.endgame_share),
     ]
-    dfs_share = 1 - know.best_first_share - know.newest_first_share - know.playout_share
+    dfs_share = 1 - sum(share for _, share in helpers)
     slice_ = _FIRST_SLICE
     found: Found | None = None
     if playouts is not None and know.playout_head_start:
@@ -324,4 +422,6 @@ def search(
         slice_ *= 2
     positions = len(dfs.table) + sum(len(b.parent) for b in (bfs, newest) if b)
     positions += len(playouts.positions) if playouts else 0
+    if endgames:
+        positions += len(endgames.seen) + sum(len(e[0].parent) for e in endgames.open)
     return Found(found.status, found.moves, guard.nodes, positions)
