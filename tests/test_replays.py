@@ -170,27 +170,41 @@ async def test_the_daily_par_line_is_replayed_once_the_ranked_attempt_is_made(
 
 
 async def test_a_long_race_is_replayed_without_holding_up_the_other_players(database: Database) -> None:
-    """A race can hold tens of thousands of moves (Persian Patience's 3>6 and 6>3 undo each
-    other, 64 to a message). Its replay, or a ghost of it, is rebuilt move by move by the
-    engine: a second or more of work, which must not stop the server (a real ``serve``
-    process) answering everyone else meanwhile."""
+    """A race can hold tens of thousands of moves: eight racers of 5,000 moves each, the most
+    a racer may make (Persian Patience's 3>6 and 6>3 undo each other, 64 to a message). Its
+    replay, or a ghost of it, is rebuilt move by move by the engine: a second or so of work,
+    which must not stop the server (a real ``serve`` process) answering everyone else
+    meanwhile. The 5,001st move of a racer is refused."""
     server = Server(database.url, "--rate-limit", "0")
     server.start()
     try:
-        ann, bob = await connect(server), await connect(server)
-        await ann.hello("ann")
+        racers = [await connect(server) for _ in range(8)]
+        bob = await connect(server)
+        for i, racer in enumerate(racers):
+            await racer.hello(f"racer{i}")
         await bob.hello("bob")
+        ann = racers[0]
         room = await ann.request({"type": "create_race", "game": "persian-patience", "deal": 0})
+        code = room["race"]["code"]
+        for racer in racers[1:]:
+            assert (await racer.request({"type": "join_race", "code": code}))["type"] == "room"
         await ann.request({"type": "start_race"})
-        await ann.expect("race_started")
-        assert (await ann.request({"type": "move", "moves": ["3>6"]}))["applied"] == ["3>6"]
-        for _ in range(1000):  # 64,000 moves more
-            reply = await ann.request({"type": "move", "moves": ["6>3", "3>6"] * 32})
-            assert reply["rejected"] is None, reply
-        await ann.request({"type": "resign"})
+        for racer in racers:
+            await racer.expect("race_started")
+
+        async def shuffle(racer: Any) -> None:  # 5,000 moves: 3>6, then 78 x 64, then 7 more
+            assert (await racer.request({"type": "move", "moves": ["3>6"]}))["applied"] == ["3>6"]
+            for moves in [["6>3", "3>6"] * 32] * 78 + [["6>3", "3>6"] * 3 + ["6>3"]]:
+                reply = await racer.request({"type": "move", "moves": moves})
+                assert reply["rejected"] is None, reply
+            refused = await racer.request({"type": "move", "moves": ["3>6"]})
+            assert refused["type"] == "error" and refused["code"] == "not_allowed", refused
+
+        await asyncio.gather(*(shuffle(racer) for racer in racers))
+        for racer in racers:
+            await racer.request({"type": "resign"})
         await ann.expect("race_finished", timeout=30)
         await ann.request({"type": "leave_race"})
-        code = room["race"]["code"]
 
         waits: list[float] = []
         stop = asyncio.Event()
@@ -211,7 +225,7 @@ async def test_a_long_race_is_replayed_without_holding_up_the_other_players(data
         pinging = asyncio.create_task(ping())
         await asyncio.sleep(0.1)
         status, replay = await asyncio.to_thread(get, f"/api/replays/{code}")
-        assert status == 200 and replay["racers"][0]["moves"] == 64_001
+        assert status == 200 and [r["moves"] for r in replay["racers"]] == [5_000] * 8
         assert ann.player is not None
         ghost = await ann.request({"type": "race_ghost", "code": code, "player_id": ann.player["id"]})
         assert ghost["type"] == "room", ghost
@@ -219,7 +233,7 @@ async def test_a_long_race_is_replayed_without_holding_up_the_other_players(data
         stop.set()
         await pinging
         assert max(waits) < 0.5, sorted(waits)[-5:]  # it took 1.5 s when the replay was built on the event loop
-        await ann.close()
-        await bob.close()
+        for racer in (*racers, bob):
+            await racer.close()
     finally:
         server.stop()

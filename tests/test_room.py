@@ -8,7 +8,18 @@ import pytest
 
 from solitaire_race.engine import IllegalMove, Outcome, get_game, view_changes
 from solitaire_race.results import RacerOutcome
-from solitaire_race.room import CheckStuck, LogMoves, Room, RoomError, SaveResults, Score, Send, Series, Status
+from solitaire_race.room import (
+    MAX_MOVES_PER_RACER,
+    CheckStuck,
+    LogMoves,
+    Room,
+    RoomError,
+    SaveResults,
+    Score,
+    Send,
+    Series,
+    Status,
+)
 
 from .support import searched_line, winnable_deal
 
@@ -102,6 +113,19 @@ def test_moves_before_start_are_refused() -> None:
     with pytest.raises(RoomError) as exc:
         room.play(1, ["1>f"], 0.5)
     assert exc.value.code == "race_not_running"
+
+
+def test_a_racer_makes_at_most_max_moves_in_a_race() -> None:
+    room, _ = running_room(players=1)
+    racer = room.racers[1]
+    racer.log.extend(["(earlier)"] * (MAX_MOVES_PER_RACER - 1))  # as if played: the bound counts the log
+    state = racer.state
+    with pytest.raises(RoomError) as exc:
+        room.play(1, list(WINNING_LINE[:2]), 5.0)  # one past the bound: refused whole
+    assert exc.value.code == "not_allowed" and f"{MAX_MOVES_PER_RACER:,}" in exc.value.message
+    assert racer.state is state and len(racer.log) == MAX_MOVES_PER_RACER - 1
+    played = room.play(1, list(WINNING_LINE[:1]), 5.0)  # the last one allowed
+    assert played.answer.message["applied"] == list(WINNING_LINE[:1]) and len(racer.log) == MAX_MOVES_PER_RACER
 
 
 def durable(room: Room, effects: list[Any]) -> list[Any]:

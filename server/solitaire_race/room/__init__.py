@@ -7,7 +7,7 @@ from .effects import CheckStuck, Effect, LogMoves, Played, RecordStart, SaveEntr
 from .ghost import GHOST_ID, Ghost
 from .racer import Racer
 from .results import Result
-from .room import MAX_MOVES_PER_MESSAGE, Room
+from .room import MAX_MOVES_PER_MESSAGE, MAX_MOVES_PER_RACER, Room
 from .series import BEST_OF, Score, Series
 from .status import RoomError, Status
 
@@ -15,6 +15,7 @@ __all__ = [
     "BEST_OF",
     "GHOST_ID",
     "MAX_MOVES_PER_MESSAGE",
+    "MAX_MOVES_PER_RACER",
     "CheckStuck",
     "Effect",
     "Ghost",

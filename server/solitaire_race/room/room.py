@@ -45,6 +45,10 @@ from .series import Series
 from .status import RoomError, Status
 
 MAX_MOVES_PER_MESSAGE = 64
+# A racer's moves in one race: twenty times the longest winning line the solver finds (about
+# 250 moves, in Patriarchs). Without a bound, moves that undo each other (3>6, 6>3) made a
+# log of 64,000 moves a minute, and its replay a frame of megabytes built on the event loop.
+MAX_MOVES_PER_RACER = 5_000
 
 
 def parse_move(game: Game[Any], text: str) -> tuple[Move, str]:
@@ -238,6 +242,10 @@ class Room(Lobby, Beyond):
             raise RoomError("game_over", f"your game is over ({racer.outcome})")
         if not 1 <= len(texts) <= MAX_MOVES_PER_MESSAGE:
             raise RoomError("bad_message", f"send 1 to {MAX_MOVES_PER_MESSAGE} moves at a time")
+        if len(racer.log) + len(texts) > MAX_MOVES_PER_RACER:
+            raise RoomError(
+                "not_allowed", f"a racer makes at most {MAX_MOVES_PER_RACER:,} moves in a race: resign to end your game"
+            )
         game, state = self.game, racer.state
         applied: list[str] = []
         rejected: dict[str, Any] | None = None
