@@ -88,6 +88,10 @@ async def test_the_ghost_keeps_its_recorded_pace_and_the_race_is_never_ranked(
     assert (await bob.request({"type": "profile"}))["games"] == []
     board = await bob.request({"type": "leaderboard", "board": "deal", "game": "cruel", "deal": DEAL})
     assert [e["name"] for e in board["entries"]] == ["ann"]
+    # Watched once its room is released, from the store: still a race of one.
+    assert (await bob.request({"type": "leave_race"}))["type"] == "left"
+    watched = await bob.request({"type": "watch_race", "code": room["race"]["code"]})
+    assert watched["type"] == "room" and watched["race"]["max_players"] == 1, watched
 
 
 async def test_whose_runs_may_be_ghosts(app: App, clients: Any) -> None:

@@ -348,7 +348,8 @@ class Races(Rematches, Ghosts):
             "code": race.code, "link": f"{self.config.public_url}/join/{race.code}", "game": race.game,
             "deal": race.deal_number, "private": race.private, "status": status.value,
             "creator_id": race.created_by, "time_limit_s": race.time_limit_s,
-            "max_players": 1 if race.kind == "daily" else self.config.max_players, "live_boards": race.live_boards,
+            "max_players": 1 if race.kind == "daily" or race.ghost else self.config.max_players,
+            "live_boards": race.live_boards,
             "players": [{"id": pid, "name": name, "ready": False, "connected": False} for pid, name in players],
         }
 
