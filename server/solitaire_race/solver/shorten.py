@@ -29,8 +29,9 @@ import random
 from collections.abc import Hashable
 from typing import Any
 
-from ..engine import Game, IllegalMove, Move
-from .knowledge import Knowledge, knowledge_for
+from ..engine import Game, IllegalMove, Kind, Move
+from .bounds import Bounds, bounds_for
+from .knowledge import Edge, Knowledge, knowledge_for
 from .playouts import playout_edge
 
 DEFAULT_BUDGET = 200_000
@@ -43,11 +44,12 @@ class _Spent(Exception):
 
 
 class _Shortener:
-    def __init__(self, game: Game[Any], start: Any, budget: int) -> None:
+    def __init__(self, game: Game[Any], start: Any, line: tuple[Move, ...], budget: int) -> None:
         self.game = game
         self.start = start
         self.budget = budget
         self.nodes = 0
+        self.best = list(line)  # the shortest winning line so far
 
     def charge(self) -> None:
         """Count a node of the budget; ``_Spent`` once it is gone."""
@@ -134,33 +136,50 @@ class _Shortener:
         return line
 
 
-    def bounded(self, know: Knowledge[Any], bound: int) -> list[Move] | None:
-        """A winning line shorter than ``bound`` moves, or None (see the module doc)."""
+    def bounded(self, know: Knowledge[Any], bounds: Bounds) -> None:
+        """Step 5 (module doc): branch and bound from the start for lines shorter than
+        ``self.best``, which it replaces (rewritten) with each one it finds."""
         game = self.game
-        total = game.progress(self.start).total
         reached: dict[Hashable, int] = {}
+        path: list[Move] = []
+        bound = len(self.best)  # only lines shorter than this are looked for
 
-        def walk(state: Any, depth: int) -> list[Move] | None:
+        def walk(state: Any, depth: int, final: bool | None) -> None:
+            nonlocal bound
             if game.is_won(state):
-                return []
-            if depth + total - game.progress(state).home >= bound:
-                return None
-            key = know.key(state)
+                self.best = list(path)
+                bound = depth
+                self.best = self.rewrite(self.best)
+                bound = len(self.best)
+                return
+            if final is None and bounds.split:
+                walk(state, depth, True)  # the lines that never redeal: strong bounds, cheap
+                walk(state, depth, False)  # and those that redeal again
+                return
+            least = bounds.remaining(state, final)
+            if least is None or depth + least >= bound:
+                return
+            key = (know.key(state), final)
             if reached.get(key, bound) <= depth:
-                return None
+                return
             reached[key] = depth
             if know.dead(state):
-                return None
-            for edge, _ in know.edges(state):
+                return
+            free = bounds.free(state) if final else None
+            if free is not None:
+                edges: list[Edge] = [(free,)]
+            else:
+                edges = [e for e, _ in know.edges(state) if not (final and e[-1].kind is Kind.REDEAL)]
+            for edge in edges:
                 child = state
                 for move in edge:
                     child = self.apply(child, move)
-                rest = walk(child, depth + len(edge))
-                if rest is not None:
-                    return list(edge) + rest
-            return None
+                path.extend(edge)
+                # After the redeal a redealing line was looking for, either kind may follow.
+                walk(child, depth + len(edge), None if edge[-1].kind is Kind.REDEAL else final)
+                del path[len(path) - len(edge) :]
 
-        return walk(self.start, 0)
+        walk(self.start, 0, None)
 
     def replays(self, know: Knowledge[Any], line: list[Move]) -> list[Move]:
         """Step 4 (module doc), until the budget is spent; the shortest line found."""
@@ -199,18 +218,14 @@ def shorten(
     game: Game[Any], start: Any, line: tuple[Move, ...], budget: int = DEFAULT_BUDGET
 ) -> tuple[tuple[Move, ...], int]:
     """A line at most as long as ``line`` that also wins from ``start``, and the nodes spent."""
-    worker = _Shortener(game, start, budget)
+    worker = _Shortener(game, start, line, budget)
     know = knowledge_for(game)
-    best = list(line)
     try:
-        best = worker.rewrite(best)
+        worker.best = worker.rewrite(worker.best)
         if know.shorten_by_replays:
-            best = worker.replays(know, best)  # spends the whole budget
-        while len(best) <= _DEEPEST:
-            shorter = worker.bounded(know, len(best))
-            if shorter is None:
-                break
-            best = worker.rewrite(shorter)
+            worker.best = worker.replays(know, worker.best)  # spends the whole budget
+        if len(worker.best) <= _DEEPEST:
+            worker.bounded(know, bounds_for(game))
     except _Spent:
         pass  # every step kept a winning line: the best so far stands
-    return tuple(best), worker.nodes
+    return tuple(worker.best), worker.nodes
