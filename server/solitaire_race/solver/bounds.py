@@ -36,6 +36,9 @@ class Bounds:
     """Any game: the cards not yet home; lines are not split; nothing is free."""
 
     split = False  # whether lines are searched as final and redealing separately
+    # Whether the search tries a position's children by their bounds (lowest first) rather
+    # than in the knowledge's order (moves home first): measured per game (docs/solver.md).
+    order_children = False
 
     def __init__(self, game: Game[Any]) -> None:
         self.game = game
@@ -59,6 +62,7 @@ class PerseveranceBounds(Bounds):
 
     game: Perseverance
     split = True
+    order_children = True
 
     def remaining(self, state: PerseveranceState, final: bool | None) -> int | None:
         left = self.not_home(state)

@@ -138,7 +138,8 @@ class _Shortener:
 
     def bounded(self, know: Knowledge[Any], bounds: Bounds) -> None:
         """Step 5 (module doc): branch and bound from the start for lines shorter than
-        ``self.best``, which it replaces (rewritten) with each one it finds."""
+        ``self.best``, which it replaces (rewritten) with each one it finds. Returns only
+        when it has searched every line (then none is shorter than ``self.best``)."""
         game = self.game
         reached: dict[Hashable, int] = {}
         path: list[Move] = []
@@ -153,8 +154,11 @@ class _Shortener:
                 bound = len(self.best)
                 return
             if final is None and bounds.split:
-                walk(state, depth, True)  # the lines that never redeal: strong bounds, cheap
-                walk(state, depth, False)  # and those that redeal again
+                # The lines that never redeal, and those that redeal again: the kind with the
+                # lower bound first (ties: final lines, whose bounds prune more).
+                kinds = [(bounds.remaining(state, kind), not kind, kind) for kind in (True, False)]
+                for _, _, kind in sorted((k for k in kinds if k[0] is not None), key=lambda k: k[:2]):
+                    walk(state, depth, kind)
                 return
             least = bounds.remaining(state, final)
             if least is None or depth + least >= bound:
@@ -170,13 +174,21 @@ class _Shortener:
                 edges: list[Edge] = [(free,)]
             else:
                 edges = [e for e, _ in know.edges(state) if not (final and e[-1].kind is Kind.REDEAL)]
-            for edge in edges:
+            children = []
+            for i, edge in enumerate(edges):
                 child = state
                 for move in edge:
                     child = self.apply(child, move)
-                path.extend(edge)
                 # After the redeal a redealing line was looking for, either kind may follow.
-                walk(child, depth + len(edge), None if edge[-1].kind is Kind.REDEAL else final)
+                mode = None if edge[-1].kind is Kind.REDEAL else final
+                least = bounds.remaining(child, mode)
+                if least is not None:
+                    children.append((len(edge) + least, i, edge, child, mode))
+            if bounds.order_children:  # the most promising first: the lowest bound on the line
+                children.sort(key=lambda c: c[:2])
+            for _, _, edge, child, mode in children:
+                path.extend(edge)
+                walk(child, depth + len(edge), mode)
                 del path[len(path) - len(edge) :]
 
         walk(self.start, 0, None)
