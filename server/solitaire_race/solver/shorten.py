@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Hashable
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..engine import Game, IllegalMove, Kind, Move
 from .bounds import Bounds, bounds_for
@@ -226,18 +226,33 @@ class _Shortener:
                 return line
 
 
-def shorten(
-    game: Game[Any], start: Any, line: tuple[Move, ...], budget: int = DEFAULT_BUDGET
-) -> tuple[tuple[Move, ...], int]:
-    """A line at most as long as ``line`` that also wins from ``start``, and the nodes spent."""
+class Shortened(NamedTuple):
+    """A shortened line, the nodes spent, and how it was found (``method``, in words, for
+    the logs): ``proved`` when the bounded search ran to its end, so no line is shorter."""
+
+    line: tuple[Move, ...]
+    nodes: int
+    proved: bool
+    method: str
+
+
+def shorten(game: Game[Any], start: Any, line: tuple[Move, ...], budget: int = DEFAULT_BUDGET) -> Shortened:
+    """A line at most as long as ``line`` that also wins from ``start`` (see the module doc)."""
     worker = _Shortener(game, start, line, budget)
     know = knowledge_for(game)
+    proved = False
     try:
         worker.best = worker.rewrite(worker.best)
         if know.shorten_by_replays:
             worker.best = worker.replays(know, worker.best)  # spends the whole budget
         if len(worker.best) <= _DEEPEST:
             worker.bounded(know, bounds_for(game))
+            proved = True
     except _Spent:
         pass  # every step kept a winning line: the best so far stands
-    return tuple(worker.best), worker.nodes
+    if proved:
+        method = f"proved shortest: the bounded search ended after {worker.nodes:,} of {budget:,} nodes"
+    else:
+        how = "random replays" if know.shorten_by_replays else "rewrites and the bounded search"
+        method = f"shortest found by {how} within {budget:,} nodes (not proved shortest)"
+    return Shortened(tuple(worker.best), worker.nodes, proved, method)
