@@ -13,13 +13,16 @@ help and while the node budget lasts:
    100-250 moves are far too long for step 5): from a point chosen at random on the best
    line, a random playout (``playouts.playout_edge``) to the end; a win in fewer moves than
    the best line replaces it, after 1-3. Until the budget is spent.
-5. **Bounded search**: a depth-first search for a whole line shorter than the best one,
-   pruned where the moves made plus the cards not yet home (each needs a move) reach the
-   best length, and where a position (by the knowledge's key) was already reached in as
-   few moves. Each line it finds goes through 1-3 again.
+5. **Bounded search**: a branch and bound from the start for whole lines shorter than the
+   best one, split into lines that never redeal and lines that redeal again, pruned where
+   the moves made plus a lower bound on the moves left (``bounds.py``) reach the best
+   length, and where a position (by the knowledge's key) was already reached in as few
+   moves; on lines that never redeal, a free move (``bounds.py``) is the only one tried.
+   Each line it finds goes through 1-3 again and tightens the bound.
 
-The result is the shortest line found, not a proven shortest line (the search stops at the
-node budget, and the key may merge positions whose distances differ). ``nodes`` counts
+The result is the shortest line found; when step 5 runs to its end within the budget it is
+proved the shortest (``Shortened.proved``; see docs/solver.md for the games where the key
+keeps distances). ``Shortened.method`` says which, with the budget. ``nodes`` counts
 engine moves applied, as in the search.
 """
 
