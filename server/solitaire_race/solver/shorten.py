@@ -18,7 +18,11 @@ help and while the node budget lasts:
    the moves made plus a lower bound on the moves left (``bounds.py``) reach the best
    length, and where a position (by the knowledge's key) was already reached in as few
    moves; on lines that never redeal, a free move (``bounds.py``) is the only one tried.
-   Each line it finds goes through 1-3 again and tightens the bound.
+   Each line it finds goes through 1-3 again and tightens the bound. Where the bounds give
+   it a share (``Bounds.suffix_share``: Persian Patience), a search from the deal that does
+   not end within the rest of the budget leaves that share to the same search from each
+   position of the best line, the last first, the moves before it kept (a local search
+   that never strays far from a known win).
 
 The result is the shortest line found; when step 5 runs to its end within the budget it is
 proved the shortest (``Shortened.proved``; see docs/solver.md for the games where the key
@@ -46,6 +50,10 @@ class _Spent(Exception):
     pass
 
 
+class _Capped(_Spent):
+    """A step used its share of the budget."""
+
+
 class _Shortener:
     def __init__(self, game: Game[Any], start: Any, line: tuple[Move, ...], budget: int) -> None:
         self.game = game
@@ -53,11 +61,14 @@ class _Shortener:
         self.budget = budget
         self.nodes = 0
         self.best = list(line)  # the shortest winning line so far
+        self.cap = budget  # where the current step's share of the budget ends
 
     def charge(self) -> None:
         """Count a node of the budget; ``_Spent`` once it is gone."""
         if self.nodes >= self.budget:
             raise _Spent
+        if self.nodes >= self.cap:
+            raise _Capped
         self.nodes += 1
 
     def apply(self, state: Any, move: Move) -> Any:
@@ -139,13 +150,33 @@ class _Shortener:
         return line
 
 
-    def bounded(self, know: Knowledge[Any], bounds: Bounds) -> None:
-        """Step 5 (module doc): branch and bound from the start for lines shorter than
-        ``self.best``, which it replaces (rewritten) with each one it finds. Returns only
-        when it has searched every line (then none is shorter than ``self.best``)."""
-        game = self.game
+    def suffixes(self, know: Knowledge[Any], bounds: Bounds, nodes: int) -> None:
+        """Step 5's first part (module doc): the branch and bound from each position of the
+        best line, the last first, within ``nodes``. The positions reached are shared: each
+        search that ended searched all below them within a bound no tighter than now."""
+        self.cap = self.nodes + nodes
         reached: dict[Hashable, int] = {}
-        path: list[Move] = []
+        try:
+            i = len(self.best) - 1
+            while i > 0:
+                self.bounded(know, bounds, i, reached)
+                i = min(i, len(self.best)) - 1
+        except _Capped:
+            pass
+        finally:
+            self.cap = self.budget
+
+    def bounded(
+        self, know: Knowledge[Any], bounds: Bounds, root: int = 0, reached: dict[Hashable, int] | None = None
+    ) -> None:
+        """Step 5 (module doc): branch and bound from the best line's position ``root`` (the
+        moves before it kept) for lines shorter than ``self.best``, which it replaces
+        (rewritten) with each one it finds. Returns only when it has searched every line
+        from there (then none is shorter than ``self.best``)."""
+        game = self.game
+        reached = {} if reached is None else reached
+        path: list[Move] = self.best[:root]
+        start = self.positions(path)[-1]
         bound = len(self.best)  # only lines shorter than this are looked for
 
         def walk(state: Any, depth: int, final: bool | None) -> None:
@@ -194,7 +225,7 @@ class _Shortener:
                 walk(child, depth + len(edge), mode)
                 del path[len(path) - len(edge) :]
 
-        walk(self.start, 0, None)
+        walk(start, root, None)
 
     def replays(self, know: Knowledge[Any], line: list[Move]) -> list[Move]:
         """Step 4 (module doc), until the budget is spent; the shortest line found."""
@@ -249,8 +280,18 @@ def shorten(game: Game[Any], start: Any, line: tuple[Move, ...], budget: int = D
         if know.shorten_by_replays:
             worker.best = worker.replays(know, worker.best)  # spends the whole budget
         if len(worker.best) <= _DEEPEST:
-            worker.bounded(know, bounds_for(game))
-            proved = True
+            bounds = bounds_for(game)
+            if not bounds.suffix_share:
+                worker.bounded(know, bounds)
+                proved = True
+            else:
+                worker.cap = worker.nodes + int((1 - bounds.suffix_share) * (budget - worker.nodes))
+                try:
+                    worker.bounded(know, bounds)
+                    proved = True
+                except _Capped:
+                    worker.cap = budget
+                    worker.suffixes(know, bounds, budget)
     except _Spent:
         pass  # every step kept a winning line: the best so far stands
     if proved:
