@@ -13,6 +13,7 @@ and a par the shortening calls proved must be the breadth-first length.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
 from collections import deque
 from typing import Any
@@ -30,6 +31,7 @@ CARDS_LEFT = {"perseverance": 9, "perseverance-a": 10, "cruel": 7, "persian-pati
 LIMIT = 20_000  # states a breadth-first search may store; bigger positions are skipped
 
 
+@functools.cache
 def shortest(game: Any, state: Any) -> tuple[int | None, int | None] | None:
     """(the shortest winning line without a redeal, the shortest with one), None where
     there is none; None overall when the position is too big to search."""
@@ -56,12 +58,13 @@ def shortest(game: Any, state: Any) -> tuple[int | None, int | None] | None:
     return final, redealing
 
 
+@functools.cache
 def small_positions(game_id: str, deals: int = 16) -> list[Any]:
     game = all_games()[game_id]
     found: list[Any] = []
     for number in range(deals):
         state = game.deal(number, SECRET)
-        result = search(game, knowledge_for(game), state, node_budget=20_000, time_budget_s=None)
+        result = search(game, knowledge_for(game), state, node_budget=5_000, time_budget_s=None)
         for move in result.moves or ():
             state = game.apply(state, move)
             left = game.progress(state).total - game.progress(state).home
