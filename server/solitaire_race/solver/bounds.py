@@ -69,18 +69,21 @@ class PerseveranceBounds(Bounds):
     order_children = True
 
     def remaining(self, state: PerseveranceState, final: bool | None) -> int | None:
-        left = self.not_home(state)
+        left = 52 - sum(state.foundations)  # the engine's progress: the foundations' ranks, of 52
         if final is False:
             if not self.game.may_redeal(state) and self.game.max_redeals is not None:
                 return None  # a redealing line needs a redeal left (Cruel always earns one)
             return left + 1
         if final is None:
             return left
-        if any(map(buried_for_good, state.piles)):
-            return None
-        if self.game.runs_move:
-            return left + sum(1 for pile in state.piles if blockers(pile))
-        return left + sum(map(blockers, state.piles))
+        extra = 0
+        single = not self.game.runs_move
+        for pile in state.piles:
+            builds = pile_builds(pile, single)
+            if builds is None:
+                return None
+            extra += builds
+        return left + extra
 
     def free(self, state: PerseveranceState) -> Move | None:
         found = state.foundations
@@ -88,6 +91,17 @@ class PerseveranceBounds(Bounds):
             if pile and found[pile[-1] & 3] + 1 == pile[-1] >> 2:
                 return Move(Kind.HOME, i)
         return None
+
+
+@functools.lru_cache(maxsize=1 << 16)  # a move changes one or two piles: most are seen before
+def pile_builds(pile: tuple[int, ...], single: bool) -> int | None:
+    """Perseverance family, final lines: the builds this pile needs at least (its cards
+    above a lower card of their suit with ``single`` cards moving, else 1 if it has any),
+    or None when one of them can never leave (``buried_for_good``)."""
+    if buried_for_good(pile):
+        return None
+    count = blockers(pile)
+    return count if single else min(count, 1)
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -115,7 +129,7 @@ class PersianBounds(Bounds):
     suffix_share = 0.3
 
     def remaining(self, state: PersianState, final: bool | None) -> int | None:
-        left = self.not_home(state)
+        left = 64 - sum(state.foundations)  # the engine's progress: the foundations' heights, of 64
         if final is False:
             return None if state.redeals >= MAX_REDEALS else left + 1
         if final is None:
