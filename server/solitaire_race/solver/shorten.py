@@ -149,7 +149,6 @@ class _Shortener:
             i -= 1
         return line
 
-
     def suffixes(self, know: Knowledge[Any], bounds: Bounds, nodes: int) -> None:
         """Step 5's first part (module doc): the branch and bound from each position of the
         best line, the last first, within ``nodes``. The positions reached are shared: each
