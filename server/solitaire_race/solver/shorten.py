@@ -21,8 +21,8 @@ help and while the node budget lasts:
    Each line it finds goes through 1-3 again and tightens the bound. Where the bounds give
    it a share (``Bounds.suffix_share``: Persian Patience), a search from the deal that does
    not end within the rest of the budget leaves that share to the same search from each
-   position of the best line, the last first, the moves before it kept (a local search
-   that never strays far from a known win).
+   position of the best line, the last first, the moves before it kept, down to the deal
+   (a local search that never strays far from a known win).
 
 The result is the shortest line found; when step 5 runs to its end within the budget it is
 proved the shortest (``Shortened.proved``; see docs/solver.md for the games where the key
@@ -149,21 +149,17 @@ class _Shortener:
             i -= 1
         return line
 
-    def suffixes(self, know: Knowledge[Any], bounds: Bounds, nodes: int) -> None:
-        """Step 5's first part (module doc): the branch and bound from each position of the
-        best line, the last first, within ``nodes``. The positions reached are shared: each
-        search that ended searched all below them within a bound no tighter than now."""
-        self.cap = self.nodes + nodes
+    def suffixes(self, know: Knowledge[Any], bounds: Bounds) -> None:
+        """Step 5's second part (module doc): the branch and bound from each position of
+        the best line, the last first, down to the deal, until the budget is spent. The
+        positions reached are shared: each search that ended searched every line below them
+        within a bound no tighter than now. Returns only when the search from the deal
+        ended too (then no line is shorter than ``self.best``)."""
         reached: dict[Hashable, int] = {}
-        try:
-            i = len(self.best) - 1
-            while i > 0:
-                self.bounded(know, bounds, i, reached)
-                i = min(i, len(self.best)) - 1
-        except _Capped:
-            pass
-        finally:
-            self.cap = self.budget
+        i = len(self.best) - 1
+        while i >= 0:
+            self.bounded(know, bounds, i, reached)
+            i = min(i, len(self.best)) - 1
 
     def bounded(
         self, know: Knowledge[Any], bounds: Bounds, root: int = 0, reached: dict[Hashable, int] | None = None
@@ -290,7 +286,8 @@ def shorten(game: Game[Any], start: Any, line: tuple[Move, ...], budget: int = D
                     proved = True
                 except _Capped:
                     worker.cap = budget
-                    worker.suffixes(know, bounds, budget)
+                    worker.suffixes(know, bounds)
+                    proved = True
     except _Spent:
         pass  # every step kept a winning line: the best so far stands
     if proved:
