@@ -7,10 +7,12 @@ share decided (won or proven) within the time budget. Each deal gets ``--seconds
 (default 2, the product goal) and ``--nodes`` engine moves (default 5,000,000, so that the
 time budget is what binds). The shortening pass is not timed unless ``--shorten``.
 
-``--par K`` (default 5; 0 skips it) then measures how close par is to the shortest line:
+``--par K`` (default 10; 0 skips it) then measures how close par is to the shortest line:
 for the first K deals of each game that the daily search wins (``DAILY_NODES``), the
 winning line is shortened with the daily budget (as the daily planner does) and, from the
-same line, with ten times that budget; it prints the mean and the largest gap in moves.
+same line, with ten times that budget; it prints the mean and the largest gap in moves, and
+how many of those pars the daily budget proved the shortest line (the bounded search ran
+to its end).
 
 Figures are printed, never asserted: the machine is shared and noisy. Run it on an idle
 machine for numbers worth comparing; ``--json FILE`` also writes them.
@@ -68,6 +70,7 @@ def par_gap(game_id: str, count: int, factor: int = 10) -> dict[str, Any]:
     game = all_games()[game_id]
     gaps: list[int] = []
     pars: list[int] = []
+    proved = 0  # pars proved the shortest line at the daily budget
     for number in range(10 * count):
         if len(gaps) == count:
             break
@@ -75,13 +78,14 @@ def par_gap(game_id: str, count: int, factor: int = 10) -> dict[str, Any]:
         found = search(game, knowledge_for(game), state, node_budget=DAILY_NODES, time_budget_s=None)
         if found.moves is None:
             continue
-        par, _ = shorten(game, state, found.moves, DAILY_BUDGET.shorten_nodes)
-        longer, _ = shorten(game, state, found.moves, factor * DAILY_BUDGET.shorten_nodes)
-        pars.append(len(par))
-        gaps.append(len(par) - len(longer))
+        par = shorten(game, state, found.moves, DAILY_BUDGET.shorten_nodes)
+        longer = shorten(game, state, found.moves, factor * DAILY_BUDGET.shorten_nodes)
+        pars.append(len(par.line))
+        gaps.append(len(par.line) - len(longer.line))
+        proved += par.proved
     return {
         "game": game_id, "deals": len(gaps), "mean_par": statistics.mean(pars) if pars else None,
-        "mean_gap": statistics.mean(gaps) if gaps else None, "max_gap": max(gaps, default=None),
+        "mean_gap": statistics.mean(gaps) if gaps else None, "max_gap": max(gaps, default=None), "proved": proved,
     }
 
 
@@ -92,7 +96,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=2.0, help="time budget per deal (default 2)")
     parser.add_argument("--nodes", type=int, default=5_000_000, help="node budget per deal (default 5,000,000)")
     parser.add_argument("--shorten", action="store_true", help="include the shortening pass in the time")
-    parser.add_argument("--par", type=int, default=5, help="deals per game for the par gap (0: skip)")
+    parser.add_argument("--par", type=int, default=10, help="deals per game for the par gap (0: skip)")
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args()
     print(f"{args.deals} deals per game, {args.seconds:g} s and {args.nodes:,} nodes per deal")
@@ -114,12 +118,16 @@ def main() -> None:
     if args.par:
         budget = DAILY_BUDGET.shorten_nodes
         print(f"\npar: shortened with {budget:,} nodes (the daily budget) against {10 * budget:,}, {args.par} deals")
-        print(f"{'game':<18} {'par':>6} {'mean gap':>9} {'max gap':>8}")
+        print(f"{'game':<18} {'par':>6} {'mean gap':>9} {'max gap':>8} {'proved':>7}")
         for game_id in args.games:
             gap = par_gap(game_id, args.par)
             gaps.append(gap)
             if gap["deals"]:
-                print(f"{game_id:<18} {gap['mean_par']:>6.1f} {gap['mean_gap']:>9.1f} {gap['max_gap']:>8}", flush=True)
+                print(
+                    f"{game_id:<18} {gap['mean_par']:>6.1f} {gap['mean_gap']:>9.1f} {gap['max_gap']:>8} "
+                    f"{gap['proved']:>3}/{gap['deals']}",
+                    flush=True,
+                )
             else:
                 print(f"{game_id:<18} no deal won", flush=True)
     if args.json:

@@ -370,7 +370,9 @@ def test_choose_daily_is_the_first_candidate_proved_winnable() -> None:
         candidate = daily_deal_number(SECRET, "perseverance", day, attempt)
         result = solve(game, game.deal(candidate, SECRET), node_budget=3_000, shorten_budget=20_000)
         if result.won:
-            assert chosen == DailyChoice(candidate, len(result.moves or ()), attempt + 1, tuple(result.moves or ()))
+            moves = tuple(result.moves or ())
+            assert chosen == DailyChoice(candidate, len(moves), attempt + 1, moves, result.shortening)
+            assert chosen.par_method and "20,000 nodes" in chosen.par_method  # how par was found
             break
         assert candidate != chosen.deal
     else:

@@ -99,7 +99,8 @@ def solver_process(secret: bytes, nodes: int) -> Chooser:
         answer = json.loads(out)
         line = answer.get("line")
         return DailyChoice(
-            int(answer["deal"]), answer["par"], int(answer["candidates"]), tuple(line) if line is not None else None
+            int(answer["deal"]), answer["par"], int(answer["candidates"]), tuple(line) if line is not None else None,
+            answer.get("par_method"),
         )
 
     return choose
@@ -194,7 +195,7 @@ class DailyPlanner:
             self.candidates[game] = (day, choice.candidates)
         event(
             log, "daily_chosen", game=game, day=day.isoformat(), deal=record.deal_number, par=record.par,
-            candidates=choice.candidates,
+            candidates=choice.candidates, par_method=choice.par_method,
         )
         return record
 

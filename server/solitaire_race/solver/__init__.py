@@ -13,8 +13,9 @@ guard), and built on the engine's public interface alone. See ``docs/solver.md``
 - ``verify(game, state, moves)``: does a line replay to a win.
 
 Modules: ``search`` (the game-blind search), ``knowledge`` (per-game facts: keys, safe
-moves, dead positions, footprints, scores), ``shorten`` (the shortening pass), ``solve``
-(the front door), ``sampling`` (layouts of hidden cards), ``daily`` (choosing daily deals).
+moves, dead positions, footprints, scores), ``shorten`` (the shortening pass), ``bounds``
+(its lower bounds and free moves per game), ``solve`` (the front door), ``sampling``
+(layouts of hidden cards), ``daily`` (choosing daily deals).
 """
 
 from ..daily import CANDIDATES

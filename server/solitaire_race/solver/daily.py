@@ -45,12 +45,15 @@ DAILY_BUDGET = budget_for(DAILY_NODES)
 @dataclass(frozen=True, slots=True)
 class DailyChoice:
     """A day's deal for one game: its number, its par (None only without a solver) and how
-    many candidates were tried to find it, itself included; and the line par counts."""
+    many candidates were tried to find it, itself included; the line par counts, and how
+    par was found (``par_method``: the shortening's method and budget, or whether it was
+    proved the shortest line; the planner logs it)."""
 
     deal: int
     par: int | None
     candidates: int
     line: tuple[str, ...] | None = None
+    par_method: str | None = None
 
 
 class NoProvenDeal(RuntimeError):
@@ -70,7 +73,7 @@ def choose_daily(game: str, secret: bytes, day: date, budget: Budget = DAILY_BUD
             shorten_budget=budget.shorten_nodes,
         )
         if result.moves is not None:
-            return DailyChoice(number, len(result.moves), attempt + 1, tuple(result.moves))
+            return DailyChoice(number, len(result.moves), attempt + 1, tuple(result.moves), result.shortening)
     raise NoProvenDeal(
         f"no {game} candidate of {day} was proved winnable ({CANDIDATES} tried, {budget.nodes} nodes each)"
     )
@@ -78,7 +81,7 @@ def choose_daily(game: str, secret: bytes, day: date, budget: Budget = DAILY_BUD
 
 def main() -> None:
     """Worker: read ``{"game", "secret" (hex), "day", "nodes"}``, print ``{"deal", "par",
-    "candidates", "line"}``; exit with ``NO_PROVEN_DEAL`` (and the reason on stderr) if none is."""
+    "candidates", "line", "par_method"}``; exit with ``NO_PROVEN_DEAL`` (and the reason on stderr) if none is."""
     # Players come first: the server's event loop shares these cores with this search.
     os.nice(10)
     request = json.load(sys.stdin)
@@ -91,7 +94,11 @@ def main() -> None:
         print(exc, file=sys.stderr)
         sys.exit(NO_PROVEN_DEAL)
     json.dump(
-        {"deal": choice.deal, "par": choice.par, "candidates": choice.candidates, "line": choice.line}, sys.stdout
+        {
+            "deal": choice.deal, "par": choice.par, "candidates": choice.candidates, "line": choice.line,
+            "par_method": choice.par_method,
+        },
+        sys.stdout,
     )
 
 

@@ -13,13 +13,20 @@ help and while the node budget lasts:
    100-250 moves are far too long for step 5): from a point chosen at random on the best
    line, a random playout (``playouts.playout_edge``) to the end; a win in fewer moves than
    the best line replaces it, after 1-3. Until the budget is spent.
-5. **Bounded search**: a depth-first search for a whole line shorter than the best one,
-   pruned where the moves made plus the cards not yet home (each needs a move) reach the
-   best length, and where a position (by the knowledge's key) was already reached in as
-   few moves. Each line it finds goes through 1-3 again.
+5. **Bounded search**: a branch and bound from the start for whole lines shorter than the
+   best one, split into lines that never redeal and lines that redeal again, pruned where
+   the moves made plus a lower bound on the moves left (``bounds.py``) reach the best
+   length, and where a position (by the knowledge's key) was already reached in as few
+   moves; on lines that never redeal, a free move (``bounds.py``) is the only one tried.
+   Each line it finds goes through 1-3 again and tightens the bound. Where the bounds give
+   it a share (``Bounds.suffix_share``: Persian Patience), a search from the deal that does
+   not end within the rest of the budget leaves that share to the same search from each
+   position of the best line, the last first, the moves before it kept, down to the deal
+   (a local search that never strays far from a known win).
 
-The result is the shortest line found, not a proven shortest line (the search stops at the
-node budget, and the key may merge positions whose distances differ). ``nodes`` counts
+The result is the shortest line found; when step 5 runs to its end within the budget it is
+proved the shortest (``Shortened.proved``; see docs/solver.md for the games where the key
+keeps distances). ``Shortened.method`` says which, with the budget. ``nodes`` counts
 engine moves applied, as in the search.
 """
 
@@ -27,10 +34,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Hashable
-from typing import Any
+from typing import Any, NamedTuple
 
-from ..engine import Game, IllegalMove, Move
-from .knowledge import Knowledge, knowledge_for
+from ..engine import Game, IllegalMove, Kind, Move
+from .bounds import Bounds, bounds_for
+from .knowledge import Edge, Knowledge, knowledge_for
 from .playouts import playout_edge
 
 DEFAULT_BUDGET = 200_000
@@ -42,17 +50,25 @@ class _Spent(Exception):
     pass
 
 
+class _Capped(_Spent):
+    """A step used its share of the budget."""
+
+
 class _Shortener:
-    def __init__(self, game: Game[Any], start: Any, budget: int) -> None:
+    def __init__(self, game: Game[Any], start: Any, line: tuple[Move, ...], budget: int) -> None:
         self.game = game
         self.start = start
         self.budget = budget
         self.nodes = 0
+        self.best = list(line)  # the shortest winning line so far
+        self.cap = budget  # where the current step's share of the budget ends
 
     def charge(self) -> None:
         """Count a node of the budget; ``_Spent`` once it is gone."""
         if self.nodes >= self.budget:
             raise _Spent
+        if self.nodes >= self.cap:
+            raise _Capped
         self.nodes += 1
 
     def apply(self, state: Any, move: Move) -> Any:
@@ -133,34 +149,78 @@ class _Shortener:
             i -= 1
         return line
 
-
-    def bounded(self, know: Knowledge[Any], bound: int) -> list[Move] | None:
-        """A winning line shorter than ``bound`` moves, or None (see the module doc)."""
-        game = self.game
-        total = game.progress(self.start).total
+    def suffixes(self, know: Knowledge[Any], bounds: Bounds) -> None:
+        """Step 5's second part (module doc): the branch and bound from each position of
+        the best line, the last first, down to the deal, until the budget is spent. The
+        positions reached are shared: each search that ended searched every line below them
+        within a bound no tighter than now. Returns only when the search from the deal
+        ended too (then no line is shorter than ``self.best``)."""
         reached: dict[Hashable, int] = {}
+        i = len(self.best) - 1
+        while i >= 0:
+            self.bounded(know, bounds, i, reached)
+            i = min(i, len(self.best)) - 1
 
-        def walk(state: Any, depth: int) -> list[Move] | None:
+    def bounded(
+        self, know: Knowledge[Any], bounds: Bounds, root: int = 0, reached: dict[Hashable, int] | None = None
+    ) -> None:
+        """Step 5 (module doc): branch and bound from the best line's position ``root`` (the
+        moves before it kept) for lines shorter than ``self.best``, which it replaces
+        (rewritten) with each one it finds. Returns only when it has searched every line
+        from there (then none is shorter than ``self.best``)."""
+        game = self.game
+        reached = {} if reached is None else reached
+        path: list[Move] = self.best[:root]
+        start = self.positions(path)[-1]
+        bound = len(self.best)  # only lines shorter than this are looked for
+
+        def walk(state: Any, depth: int, final: bool | None) -> None:
+            nonlocal bound
             if game.is_won(state):
-                return []
-            if depth + total - game.progress(state).home >= bound:
-                return None
-            key = know.key(state)
+                self.best = list(path)
+                bound = depth
+                self.best = self.rewrite(self.best)
+                bound = len(self.best)
+                return
+            if final is None and bounds.split:
+                # The lines that never redeal, and those that redeal again: the kind with the
+                # lower bound first (ties: final lines, whose bounds prune more).
+                kinds = [(bounds.remaining(state, kind), not kind, kind) for kind in (True, False)]
+                for _, _, kind in sorted((k for k in kinds if k[0] is not None), key=lambda k: k[:2]):
+                    walk(state, depth, kind)
+                return
+            least = bounds.remaining(state, final)
+            if least is None or depth + least >= bound:
+                return
+            key = (know.key(state), final)
             if reached.get(key, bound) <= depth:
-                return None
+                return
             reached[key] = depth
             if know.dead(state):
-                return None
-            for edge, _ in know.edges(state):
+                return
+            free = bounds.free(state) if final else None
+            if free is not None:
+                edges: list[Edge] = [(free,)]
+            else:
+                edges = [e for e, _ in know.edges(state) if not (final and e[-1].kind is Kind.REDEAL)]
+            children = []
+            for i, edge in enumerate(edges):
                 child = state
                 for move in edge:
                     child = self.apply(child, move)
-                rest = walk(child, depth + len(edge))
-                if rest is not None:
-                    return list(edge) + rest
-            return None
+                # After the redeal a redealing line was looking for, either kind may follow.
+                mode = None if edge[-1].kind is Kind.REDEAL else final
+                least = bounds.remaining(child, mode)
+                if least is not None:
+                    children.append((len(edge) + least, i, edge, child, mode))
+            if bounds.order_children:  # the most promising first: the lowest bound on the line
+                children.sort(key=lambda c: c[:2])
+            for _, _, edge, child, mode in children:
+                path.extend(edge)
+                walk(child, depth + len(edge), mode)
+                del path[len(path) - len(edge) :]
 
-        return walk(self.start, 0)
+        walk(start, root, None)
 
     def replays(self, know: Knowledge[Any], line: list[Move]) -> list[Move]:
         """Step 4 (module doc), until the budget is spent; the shortest line found."""
@@ -195,22 +255,44 @@ class _Shortener:
                 return line
 
 
-def shorten(
-    game: Game[Any], start: Any, line: tuple[Move, ...], budget: int = DEFAULT_BUDGET
-) -> tuple[tuple[Move, ...], int]:
-    """A line at most as long as ``line`` that also wins from ``start``, and the nodes spent."""
-    worker = _Shortener(game, start, budget)
+class Shortened(NamedTuple):
+    """A shortened line, the nodes spent, and how it was found (``method``, in words, for
+    the logs): ``proved`` when the bounded search ran to its end, so no line is shorter."""
+
+    line: tuple[Move, ...]
+    nodes: int
+    proved: bool
+    method: str
+
+
+def shorten(game: Game[Any], start: Any, line: tuple[Move, ...], budget: int = DEFAULT_BUDGET) -> Shortened:
+    """A line at most as long as ``line`` that also wins from ``start`` (see the module doc)."""
+    worker = _Shortener(game, start, line, budget)
     know = knowledge_for(game)
-    best = list(line)
+    proved = False
     try:
-        best = worker.rewrite(best)
+        worker.best = worker.rewrite(worker.best)
         if know.shorten_by_replays:
-            best = worker.replays(know, best)  # spends the whole budget
-        while len(best) <= _DEEPEST:
-            shorter = worker.bounded(know, len(best))
-            if shorter is None:
-                break
-            best = worker.rewrite(shorter)
+            worker.best = worker.replays(know, worker.best)  # spends the whole budget
+        if len(worker.best) <= _DEEPEST:
+            bounds = bounds_for(game)
+            if not bounds.suffix_share:
+                worker.bounded(know, bounds)
+                proved = True
+            else:
+                worker.cap = worker.nodes + int((1 - bounds.suffix_share) * (budget - worker.nodes))
+                try:
+                    worker.bounded(know, bounds)
+                    proved = True
+                except _Capped:
+                    worker.cap = budget
+                    worker.suffixes(know, bounds)
+                    proved = True
     except _Spent:
         pass  # every step kept a winning line: the best so far stands
-    return tuple(best), worker.nodes
+    if proved:
+        method = f"proved shortest: the bounded search ended after {worker.nodes:,} of {budget:,} nodes"
+    else:
+        how = "random replays" if know.shorten_by_replays else "rewrites and the bounded search"
+        method = f"shortest found by {how} within {budget:,} nodes (not proved shortest)"
+    return Shortened(tuple(worker.best), worker.nodes, proved, method)

@@ -52,6 +52,10 @@ class SolveResult:
     moves: tuple[str, ...] | None  # the winning line in the game's notation, when won
     nodes: int  # engine moves applied: search plus shortening
     seconds: float  # wall-clock time taken (reported, never used for the answer)
+    # How the line was shortened, in words (``shorten.Shortened.method``), and whether it is
+    # proved the shortest; None and False without a shortening pass.
+    shortening: str | None = None
+    shortest: bool = False
 
     @property
     def won(self) -> bool:
@@ -112,16 +116,19 @@ def solve(
     found = search(rules, knowledge_for(rules), state, node_budget=node_budget, time_budget_s=time_budget_s)
     nodes = found.nodes
     texts: tuple[str, ...] | None = None
+    shortening: str | None = None
+    shortest = False
     if found.status == "won":
         assert found.moves is not None
         line = found.moves
         if shorten_budget > 0:
-            line, spent = shorten(rules, state, line, shorten_budget)
-            nodes += spent
+            short = shorten(rules, state, line, shorten_budget)
+            line, shortening, shortest = short.line, short.method, short.proved
+            nodes += short.nodes
         texts = tuple(rules.format_move(m) for m in line)
         if not verify(rules, state, texts):
             raise SolverError(f"{rules.id}: the line found does not replay to a win: {' '.join(texts)}")
-    return SolveResult(found.status, texts, nodes, time.perf_counter() - started)
+    return SolveResult(found.status, texts, nodes, time.perf_counter() - started, shortening, shortest)
 
 
 def hint(game: Game[Any] | str, state: Any, budget: Budget = Budget(nodes=20_000, shorten_nodes=0)) -> Hint:
