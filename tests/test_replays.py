@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import threading
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -169,12 +170,13 @@ async def test_the_daily_par_line_is_replayed_once_the_ranked_attempt_is_made(
 
 
 
-async def test_a_long_race_is_replayed_without_holding_up_the_other_players(database: Database) -> None:
+async def test_a_race_of_racers_at_the_move_bound_is_replayed_and_raced_as_a_ghost(database: Database) -> None:
     """A race can hold tens of thousands of moves: eight racers of 5,000 moves each, the most
-    a racer may make (Persian Patience's 3>6 and 6>3 undo each other, 64 to a message). Its
-    replay, or a ghost of it, is rebuilt move by move by the engine: a second or so of work,
-    which must not stop the server (a real ``serve`` process) answering everyone else
-    meanwhile. The 5,001st move of a racer is refused."""
+    a racer may make (Persian Patience's 3>6 and 6>3 undo each other, 64 to a message); the
+    5,001st is refused. Its replay and a ghost of it are rebuilt move by move by the engine,
+    in a worker thread (next test), while a real ``serve`` process goes on answering everyone
+    else: the longest ping wait meanwhile is printed (it was 1.5 s for 64,000 moves when the
+    engine's work ran on the event loop; a timing is not asserted on a shared machine)."""
     server = Server(database.url, "--rate-limit", "0")
     server.start()
     try:
@@ -232,8 +234,37 @@ async def test_a_long_race_is_replayed_without_holding_up_the_other_players(data
         await asyncio.sleep(0.1)
         stop.set()
         await pinging
-        assert max(waits) < 0.5, sorted(waits)[-5:]  # it took 1.5 s when the replay was built on the event loop
+        print(f"the longest ping wait while a 40,000-move race was replayed: {max(waits):.3f} s")
         for racer in (*racers, bob):
             await racer.close()
     finally:
         server.stop()
+
+
+async def test_replays_and_ghosts_are_rebuilt_off_the_event_loop(
+    app: App, clients: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine's work on a whole finished race (up to 8 racers of 5,000 moves) runs in a
+    worker thread, never on the event loop's thread: the loop keeps serving everyone."""
+    from solitaire_race import ghosts, queries
+
+    threads: list[int] = []
+    real_build, real_homes = queries.replays.build, ghosts._homes
+
+    def build(*args: Any) -> Any:  # the real function, noting the thread it runs on
+        threads.append(threading.get_ident())
+        return real_build(*args)
+
+    def homes(*args: Any) -> Any:
+        threads.append(threading.get_ident())
+        return real_homes(*args)
+
+    monkeypatch.setattr(queries.replays, "build", build)
+    monkeypatch.setattr(ghosts, "_homes", homes)
+    ann = await clients("ann")
+    code, _, _ = await random_game(ann, "cruel", deal=5, moves=10, seed=3)
+    assert (await ann.request({"type": "replay", "code": code}))["type"] == "replay_data"
+    assert ann.player is not None
+    ghost = await ann.request({"type": "race_ghost", "code": code, "player_id": ann.player["id"]})
+    assert ghost["type"] == "room", ghost
+    assert len(threads) == 2 and threading.get_ident() not in threads  # the loop runs on this test's thread
