@@ -246,10 +246,10 @@ async def test_replays_and_ghosts_are_rebuilt_off_the_event_loop(
 ) -> None:
     """The engine's work on a whole finished race (up to 8 racers of 5,000 moves) runs in a
     worker thread, never on the event loop's thread: the loop keeps serving everyone."""
-    from solitaire_race import ghosts, queries
+    from solitaire_race import ghosts, replays
 
     threads: list[int] = []
-    real_build, real_homes = queries.replays.build, ghosts._homes
+    real_build, real_homes = replays.build, ghosts._homes
 
     def build(*args: Any) -> Any:  # the real function, noting the thread it runs on
         threads.append(threading.get_ident())
@@ -259,7 +259,7 @@ async def test_replays_and_ghosts_are_rebuilt_off_the_event_loop(
         threads.append(threading.get_ident())
         return real_homes(*args)
 
-    monkeypatch.setattr(queries.replays, "build", build)
+    monkeypatch.setattr(replays, "build", build)  # the module queries.py calls it from
     monkeypatch.setattr(ghosts, "_homes", homes)
     ann = await clients("ann")
     code, _, _ = await random_game(ann, "cruel", deal=5, moves=10, seed=3)
