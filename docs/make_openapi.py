@@ -160,7 +160,7 @@ def build() -> dict[str, Any]:
                            "attempt of a day still being played is refused (`not_allowed`, 400): over HTTP nobody "
                            "is identified (the websocket's `replay` shows it to those who played that day).",
             "parameters": [{"name": "code", "in": "path", "required": True,
-                            "schema": {"type": "string", "pattern": "^[A-Za-z]{1,16}$"}}],
+                            "schema": {"type": "string", "pattern": "^[A-Za-z-]{1,16}$"}}],
             "responses": ok("ReplayDataBody", "The race's replay."),
         }},
     }

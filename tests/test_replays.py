@@ -79,7 +79,7 @@ async def test_every_games_replay_is_what_the_racer_saw(app: App, clients: Any, 
     assert view == game.view(final)
     assert racer["home"] == game.progress(final).home and racer["moves"] == len(replies)
 
-    status, body = await http_json(app, f"/api/replays/{race_code}")
+    status, body = await http_json(app, f"/api/replays/{typed}")  # as typed too: case and separators ignored
     assert status == 200 and body == {k: v for k, v in replay.items() if k not in ("type", "id")}
 
 

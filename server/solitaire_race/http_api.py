@@ -20,7 +20,7 @@ from .store import StorageUnavailable
 
 _LEADERBOARD = re.compile(rf"^/api/leaderboard/({'|'.join(BOARDS)})/([a-z0-9-]{{1,32}})$")
 _PLAYER = re.compile(r"^/api/players/([^/]+)$")
-_REPLAY = re.compile(r"^/api/replays/([A-Za-z]{1,16})$")
+_REPLAY = re.compile(r"^/api/replays/([A-Za-z-]{1,16})$")  # a code as typed: KXPMRT, kxp-mrt
 _PAR_LINE = re.compile(r"^/api/replays/par/([a-z0-9-]{1,32})/([0-9]{4}-[0-9]{2}-[0-9]{2})$")
 _RULES = re.compile(r"^/api/rules/([a-z0-9-]{1,32})$")
 _DIGITS = re.compile(r"[0-9]{1,16}")  # ASCII only: int() would also take " 7", "+7", "1_0" and "٧"
