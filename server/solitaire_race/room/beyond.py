@@ -64,10 +64,11 @@ class Beyond:
 
     def boards_now(self) -> list[dict[str, Any]]:
         """``watching``'s boards: each racer's view as spectators see it now (before the
-        start, the deal)."""
+        start, the deal). ``boards_shown`` only ever holds durable states: the deal at the
+        start, states rebuilt from the log, logged ones and final ones."""
         boards = []
         for r in self.racers.values():
-            state = self.boards_shown.get(r.id, r.state)
+            state = self.boards_shown.get(r.id)
             boards.append({"player_id": r.id, "view": self.game.view(self._deal() if state is None else state)})
         return boards
 
@@ -79,8 +80,6 @@ class Beyond:
             if pid not in self.racers:
                 continue
             shown = self.boards_shown.get(pid)
-            # Never shown (a racer no spectator has seen move): the whole view, which fits
-            # whatever ``watching`` gave.
             changes = self.game.view_changes(shown, state) if shown is not state else []
             self.boards_shown[pid] = state
             if changes:

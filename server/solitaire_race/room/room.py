@@ -187,6 +187,8 @@ class Room(Lobby, Beyond):
         view = self.game.view(first)
         for racer in self.racers.values():
             racer.state = racer.shown = first  # states are immutable: sharing the first one is safe
+        if self.live_boards:
+            self.boards_shown = dict.fromkeys(self.racers, first)
         # Every racer has its game before any message is built: each lists the others.
         effects: list[Effect] = [RecordStart(tuple(self.racers)), self._room_message()]
         effects += [Send((r.id,), messages.started(self, r, view, now)) for r in self.racers.values()]
@@ -220,6 +222,8 @@ class Room(Lobby, Beyond):
             if not racer.done:
                 racer.gone_since = now
             self.racers[pid] = racer
+        if self.live_boards:  # rebuilt from the log: durable
+            self.boards_shown = {r.id: r.state for r in self.racers.values()}
         return self._close() if self._all_done() else []
 
     def restore_lobby(self, players: Sequence[tuple[int, str]], now: float) -> None:
