@@ -31,7 +31,8 @@ from .interpreter import Delivery, Interpreter
 from .observe import Metrics, event
 from .queries import Queries
 from .rematches import Rematches
-from .room import Ghost, Room, RoomError, Send, Series, Status
+from .room import Ghost, Room, RoomError, Series, Status
+from .spectators import Spectators
 from .store import CodeTaken, DailyChallengeRecord, FinishedRaceRecord, PlayerRecord, RaceRecord, Store
 
 log = logging.getLogger("solitaire_race.races")
@@ -64,7 +65,7 @@ def new_join_code() -> str:
     return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
 
 
-class Races(Rematches, Ghosts):
+class Races(Rematches, Ghosts, Spectators):
     def __init__(
         self, *, store: Store, secret: bytes, config: Config, clock: Callable[[], float],
         wall_clock: Callable[[], datetime], queries: Queries, delivery: Delivery, metrics: Metrics,
@@ -275,40 +276,6 @@ class Races(Rematches, Ghosts):
             await self._leave_finished(player_id)
         self.seats[player_id] = room
         await self.interpreter.run(room, effects, reply=(player_id, req.id))
-
-    async def watch(self, spectator: int, req: p.WatchRace, player_id: int | None = None) -> None:
-        """Watch a race (``spectator``: the watching connection's own negative id, see
-        ``Gateway``; ``player_id``: the player signed in on it, if any): its standings as they
-        change, never a card; a finished race's ranking."""
-        code = p.normalize_code(req.code)
-        room = await self._room_of(code)
-        finished = await self.store.finished_race(code) if room is None and code else None
-        if room is None and finished is None:
-            raise p.ProtocolError(p.ErrorCode.NO_SUCH_RACE, f"no race with code {req.code[:16]!r}")
-        watched = self.seats.pop(spectator, None)
-        if watched is not None:
-            watched.spectators.discard(spectator)  # one race at a time
-        if room is None:
-            assert finished is not None
-            await self._send_finished(spectator, finished, req.id, racer=False)
-            return
-        self.seats[spectator] = room
-        self.watch_as(spectator, player_id)
-        effects = room.watch(spectator, self.clock())
-        if player_id is not None and self.seats.get(player_id) is room:
-            # Racing in it: its messages come as a racer's (``seated``); the answer only, here.
-            for i, effect in enumerate(effects):
-                if isinstance(effect, Send):
-                    self.delivery.send(spectator, p.reply(effect.message, req.id) if i == 0 else effect.message)
-            return
-        await self.interpreter.run(room, effects, reply=(spectator, req.id))
-
-    def watch_as(self, spectator: int, player_id: int | None) -> None:
-        """The watching connection ``spectator`` is signed in as ``player_id`` (None: nobody)."""
-        if player_id is None:
-            self.watched_by.pop(spectator, None)
-        else:
-            self.watched_by[spectator] = player_id
 
     async def _send_finished(
         self, player_id: int, finished: FinishedRaceRecord, request_id: Any, racer: bool = True
