@@ -183,22 +183,10 @@ class DepthFirst:
         if self.result is not None:
             return self.result
         game, stack = self.game, self.stack
-        while stack:
-            frame = stack[-1]
-            if frame.index == len(frame.steps):
-                stack.pop()
-                continue
-            if guard.nodes >= until or guard.out_of_time():
-                return None
-            edge, fp, child = frame.steps[frame.index]
-            frame.index += 1
-            if child is None:
-                child = _apply(game, frame.state, edge)
-            guard.nodes += len(edge)
-            frame.taken = edge
+        while (step := _next_child(game, stack, guard, until)) is not None:
+            frame, edge, fp, child = step
             if game.is_won(child):
-                line = tuple(m for f in stack for m in f.taken)
-                self.result = Found("won", line, guard.nodes, 0)
+                self.result = Found("won", _line(stack), guard.nodes, 0)
                 return self.result
             child_sleep = _NOTHING
             if frame.sleep is not None:
@@ -210,8 +198,39 @@ class DepthFirst:
             nxt = self._enter(child, child_sleep)
             if nxt is not None:
                 stack.append(nxt)
+        if stack:
+            return None  # the budget ran out first
         self.result = Found("unwinnable", None, guard.nodes, 0)
         return self.result
+
+
+def _next_child(
+    game: Game[Any], stack: list[_Frame], guard: _Guard, until: int
+) -> tuple[_Frame, Edge, Footprint, Any] | None:
+    """The next step of a depth-first walk on ``stack`` (frames whose edges are all tried are
+    popped): its frame, with ``taken`` set to the edge, the edge, its footprint and the
+    position it reaches, its nodes counted. None when the walk is over (``stack`` is empty)
+    or the budget ran out first (it is not)."""
+    while stack:
+        frame = stack[-1]
+        if frame.index == len(frame.steps):
+            stack.pop()
+            continue
+        if guard.nodes >= until or guard.out_of_time():
+            return None
+        edge, fp, child = frame.steps[frame.index]
+        frame.index += 1
+        if child is None:
+            child = _apply(game, frame.state, edge)
+        guard.nodes += len(edge)
+        frame.taken = edge
+        return frame, edge, fp, child
+    return None
+
+
+def _line(stack: list[_Frame]) -> tuple[Move, ...]:
+    """The moves that lead down ``stack`` to the position last reached."""
+    return tuple(m for f in stack for m in f.taken)
 
 
 class BestFirst:
@@ -328,33 +347,21 @@ class Endgames:
         """Walk on to the next new endgame: True when one was added, False when there are no
         more, None when the budget ran out first, a win when the walk met one."""
         game, know, walk = self.game, self.know, self.walk
-        while walk:
-            frame = walk[-1]
-            if frame.index == len(frame.steps):
-                walk.pop()
-                continue
-            if guard.nodes >= until or guard.out_of_time():
-                return None
-            edge, _, child = frame.steps[frame.index]
-            frame.index += 1
-            if child is None:
-                child = _apply(game, frame.state, edge)
-            guard.nodes += len(edge)
-            frame.taken = edge
+        while (step := _next_child(game, walk, guard, until)) is not None:
+            child = step[3]
             if game.is_won(child):
-                return Found("won", tuple(m for f in walk for m in f.taken), guard.nodes, 0)
+                return Found("won", _line(walk), guard.nodes, 0)
             key = know.key(child)
             if know.endgame(child):
                 if key not in self.endgame_keys:
                     self.endgame_keys.add(key)
-                    line = tuple(m for f in walk for m in f.taken)
-                    self.open.append((BestFirst(game, know, child), [0], line))
+                    self.open.append((BestFirst(game, know, child), [0], _line(walk)))
                     return True
             elif key not in self.seen:
                 self.seen.add(key)
                 if not know.dead(child):
                     walk.append(_Frame(child, know.ordered(child), None))
-        return False
+        return None if walk else False  # the budget ran out first, or no endgame is left
 
     def run(self, guard: _Guard, until: int) -> Found | None:
         if self.result is not None:
