@@ -33,18 +33,18 @@ class Source:
 def test_the_race_clock_leaves_stalls_out() -> None:
     source = Source()
     clock = RaceClock(source, tick_s=0.05, stall_s=0.25)
-    start = clock()
+    start = clock.now()
     for _ in range(10):  # the loop turning: every reading within a tick of the last
         source.now += 0.05
-        clock()
-    assert abs(clock() - start - 0.5) < 1e-9 and clock.stalled == 0
+        clock.now()
+    assert abs(clock.now() - start - 0.5) < 1e-9 and clock.stalled == 0
     source.now += 0.2  # a busy moment, under the threshold: time as it is
-    assert abs(clock() - start - 0.7) < 1e-9
+    assert abs(clock.now() - start - 0.7) < 1e-9
     source.now += 18.0  # the process was stopped for 18 s
-    assert abs(clock() - start - 0.75) < 1e-9  # only the tick the ticker would have taken counts
+    assert abs(clock.now() - start - 0.75) < 1e-9  # only the tick the ticker would have taken counts
     assert abs(clock.stalled - 17.95) < 1e-9
     source.now += 0.05
-    assert abs(clock() - start - 0.8) < 1e-9  # and time runs on from there
+    assert abs(clock.now() - start - 0.8) < 1e-9  # and time runs on from there
 
 
 async def test_a_sigstop_of_the_server_is_charged_to_no_racer(tmp_path: Path) -> None:

@@ -100,7 +100,7 @@ class App:
             clock = RaceClock(metrics=metrics)  # server stalls are charged to no racer
             clock.start()
             races = Races(
-                store=store, secret=secret, config=config, clock=clock, wall_clock=wall_clock,
+                store=store, secret=secret, config=config, clock=clock.now, wall_clock=wall_clock,
                 queries=queries, delivery=outbox, metrics=metrics,
             )
             gateway = Gateway(

@@ -27,7 +27,9 @@ STALL_S = 0.25  # a gap longer than this between ticks is a stall of the server
 
 
 class RaceClock:
-    """Call it for the time in seconds; ``start`` the ticker once the loop runs."""
+    """``now()`` is the time in seconds; ``start`` the ticker once the loop runs. Those who
+    read it are given ``now``, a plain callable (a bound method is called for less than an
+    instance's ``__call__``, on every move)."""
 
     def __init__(
         self, source: Callable[[], float] = time.monotonic, *, tick_s: float = TICK_S, stall_s: float = STALL_S,
@@ -42,7 +44,7 @@ class RaceClock:
         self._stalls = metrics.counter("solitaire_stalls_total") if metrics else None
         self._stalled_seconds = metrics.counter("solitaire_stalled_seconds_total") if metrics else None
 
-    def __call__(self) -> float:
+    def now(self) -> float:
         now = self.source()
         gap = now - self._mark
         if gap > self.stall_s:
@@ -61,7 +63,7 @@ class RaceClock:
     async def _tick(self) -> None:
         while True:
             await asyncio.sleep(self.tick_s)
-            self()
+            self.now()
 
     def stop(self) -> None:
         if self._ticker is not None:

@@ -41,6 +41,12 @@ class Outcome(str, enum.Enum):
     STUCK = "stuck"  # lost: no move left that could ever bring another card home
 
 
+# The members ``assess`` returns after every move, bound to names once: on Python 3.11 a
+# member read off its class goes through ``EnumType.__getattr__`` (docs/performance.md,
+# "Kept for speed").
+_WON, _PLAYING = Outcome.WON, Outcome.PLAYING
+
+
 class Progress(NamedTuple):  # not a frozen dataclass: made after every move, at half the cost
     home: int  # cards on the foundations (Clock: cards face up on their hour)
     total: int
@@ -167,9 +173,9 @@ class Game(ABC, Generic[S]):
         with this and runs the search later, in slices. Games whose productive-move test
         is exact leave even the listing to the search, so "no move at all" comes from it."""
         if self.is_won(state):
-            return Outcome.WON
+            return _WON
         if self.has_productive_move(state):
-            return Outcome.PLAYING
+            return _PLAYING
         if self.productive_test_is_exact:
             return StuckSearch(self, state, None)
         moves = self._rearranging_moves(state)

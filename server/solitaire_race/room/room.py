@@ -44,6 +44,11 @@ from .results import Result, rank, verify
 from .series import Series
 from .status import RoomError, Status
 
+# The enum members ``play`` reads on every move, bound to names once: on Python 3.11 a
+# member read off its class goes through ``EnumType.__getattr__``, about a thousand
+# instructions each (docs/performance.md, "Kept for speed").
+_RUNNING, _PLAYING, _WON, _STUCK = Status.RUNNING, Outcome.PLAYING, Outcome.WON, Outcome.STUCK
+_STILL_PLAYING = RacerOutcome.PLAYING
 MAX_MOVES_PER_MESSAGE = 64
 # A racer's moves in one race: twenty times the longest winning line the solver finds (about
 # 250 moves, in Patriarchs). Without a bound, moves that undo each other (3>6, 6>3) made a
@@ -240,7 +245,7 @@ class Room(Lobby, Beyond):
     def play(self, player_id: int, texts: Sequence[str], now: float) -> Played:
         """Apply the racer's moves in order, stopping at the first illegal one."""
         racer = self._racer(player_id)
-        if self.status is not Status.RUNNING:
+        if self.status is not _RUNNING:
             raise RoomError("race_not_running", f"race {self.code} is not running ({self.status.value})")
         if racer.done:
             raise RoomError("game_over", f"your game is over ({racer.outcome})")
@@ -264,8 +269,8 @@ class Room(Lobby, Beyond):
             applied.append(formatted)
             racer.log.append(formatted)
         racer.state = state
-        verdict = game.assess(state) if applied else Outcome.PLAYING
-        if verdict is Outcome.WON or verdict is Outcome.STUCK:
+        verdict = game.assess(state) if applied else _PLAYING
+        if verdict is _WON or verdict is _STUCK:
             self._end(racer, ENDED_AS[verdict], now)
         progress = game.progress(state)
         at_ms = self.elapsed_ms(now)
@@ -284,7 +289,7 @@ class Room(Lobby, Beyond):
             "changes": changes,
             "progress": progress.to_json(),
             "moves": len(racer.log),
-            "outcome": racer.outcome or RacerOutcome.PLAYING,
+            "outcome": racer.outcome or _STILL_PLAYING,
             "elapsed_ms": at_ms,
         }
         # "playing" for now, if a search is to decide (stuck_checked)
