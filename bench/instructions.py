@@ -1,6 +1,6 @@
 """Instructions per move, counted: an A/B measure that a noisy machine cannot move.
 
-    python bench/instructions.py [--rooms 4,8] [--deals 8] [--runs 3] [--without-stuck-checks]
+    python bench/instructions.py [--rooms 4,8] [--deals 8] [--runs 3] [--without-stuck-checks] [--play-only]
 
 CPU time per move varied by a third between identical runs on the shared machines this
 project runs on (docs/performance.md), which hides any change under ~10%. Valgrind's
@@ -18,9 +18,14 @@ runs Python ~100x slower), and it counts ``--runs`` times (3) and prints the med
 stuck searches run in the event loop's idle turns, and how many there are depends on when
 the database's threads answer: counts vary by up to 10%. ``--without-stuck-checks``
 counts everything else, to within 0.05%: the way to judge a change of a percent or two.
-Compare two commits by running it in each checkout, or this script with ``PYTHONPATH``
-set to the other checkout's ``server/``. The lines are found before counting with a node
-budget only (no time budget), so every run and every machine plays the same moves.
+``--play-only`` counts only the racing, from the first moves to the last race's end,
+with callgrind's instrumentation switched on and off around it (``callgrind_control``):
+one run, 8 rooms, no difference needed, and none of the set-up (hello, create, join,
+start) counted: the part of a move the load benchmark's goal case measures, where races
+are set up before the clock starts. Compare two commits by running it in each checkout,
+or this script with ``PYTHONPATH`` set to the other checkout's ``server/``. The lines
+are found before counting with a node budget only (no time budget), so every run and
+every machine plays the same moves.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import argparse
 import asyncio
 import gc
 import json
+import os
 import re
 import shutil
 import statistics
@@ -99,8 +105,11 @@ class RacingPeer:
         pass
 
 
-async def play(rooms: int, lines: list[tuple[int, list[str]]], db_dir: str, stuck_checks: bool = True) -> int:
-    """Every room races on its line, all at once; returns the number of moves played."""
+async def play(
+    rooms: int, lines: list[tuple[int, list[str]]], db_dir: str, stuck_checks: bool = True, play_only: bool = False
+) -> int:
+    """Every room races on its line, all at once; returns the number of moves played.
+    ``play_only``: callgrind instruments only the racing (``instrument``)."""
     from solitaire_race.app import App, tune_gc
     from solitaire_race.config import Config
 
@@ -153,6 +162,8 @@ async def play(rooms: int, lines: list[tuple[int, list[str]]], db_dir: str, stuc
                 racers.append((session, peer))
         await asyncio.sleep(0.05)  # the countdown of 0 s: every race running
 
+        if play_only:
+            await asyncio.to_thread(instrument, True)  # the loop waits: nothing runs meanwhile
         loop = asyncio.get_running_loop()
         finished: list[asyncio.Future[None]] = []
         for session, peer in racers:  # every racer's first move; the replies bring the rest
@@ -160,6 +171,8 @@ async def play(rooms: int, lines: list[tuple[int, list[str]]], db_dir: str, stuc
             finished.append(done)
             gateway.receive(session, peer.frames[0])
         await asyncio.wait_for(asyncio.gather(*finished), 3600)
+        if play_only:
+            instrument(False)
         # Every line played through: a refused move would have been counted as a move.
         seats = app.races.seats
         outcomes = {
@@ -174,11 +187,19 @@ async def play(rooms: int, lines: list[tuple[int, list[str]]], db_dir: str, stuc
         gc.set_threshold(*thresholds)
 
 
-def counted(rooms: int, lines_file: Path, stuck_checks: bool) -> tuple[int, int]:
+def instrument(on: bool) -> None:
+    """Switch callgrind's instrumentation of this process on or off (``--play-only``)."""
+    cmd = ["callgrind_control", "--instr=" + ("on" if on else "off"), str(os.getpid())]
+    subprocess.run(cmd, check=True, capture_output=True, timeout=600)
+
+
+def counted(rooms: int, lines_file: Path, stuck_checks: bool, play_only: bool = False) -> tuple[int, int]:
     """(instructions, moves) of one run under callgrind."""
     cmd = [
         "valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+        *(["--instr-atstart=no"] if play_only else []),
         sys.executable, __file__, "play", str(rooms), str(lines_file), "checks" if stuck_checks else "no-checks",
+        "play-only" if play_only else "all",
     ]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=3600, check=False)
     found = re.search(r"Collected : (\d+)", done.stderr)
@@ -198,6 +219,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--without-stuck-checks", action="store_true",
                         help="leave the stuck searches out (no check is queued): the rest of the work "
                         "per move, counted to within 0.05%%, to judge a change of a percent or two")
+    parser.add_argument("--play-only", action="store_true",
+                        help="count only the racing (instrumentation switched on at the first moves, off "
+                        "after the last race's end), in one run of the larger --rooms count")
     args = parser.parse_args(argv)
     if shutil.which("valgrind") is None:
         print("valgrind is not installed (apt-get install valgrind): nothing counted", file=sys.stderr)
@@ -217,6 +241,12 @@ def main(argv: list[str] | None = None) -> int:
             # One after the other: side by side, a busier machine would delay the database's
             # threads, and with them how many idle turns the stuck searches get.
             checks = not args.without_stuck_checks
+            if args.play_only:  # nothing but the racing counted: no difference needed
+                i_large, m_large = counted(large, lines_file, checks, play_only=True)
+                per_move.append(i_large / m_large)
+                print(f"run {run}: rooms {large}, racing only: {i_large:,} instructions, {m_large:,} moves; "
+                      f"per move {per_move[-1]:,.0f}")
+                continue
             i_small, m_small = counted(small, lines_file, checks)
             i_large, m_large = counted(large, lines_file, checks)
             per_move.append((i_large - i_small) / (m_large - m_small))
@@ -231,7 +261,8 @@ if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "play":
         with tempfile.TemporaryDirectory() as db_dir:
             lines = json.loads(Path(sys.argv[3]).read_text())
-            played = asyncio.run(play(int(sys.argv[2]), lines, db_dir, stuck_checks=sys.argv[4] == "checks"))
+            checks, play_only = sys.argv[4] == "checks", sys.argv[5] == "play-only"
+            played = asyncio.run(play(int(sys.argv[2]), lines, db_dir, stuck_checks=checks, play_only=play_only))
         print(f"moves {played}")
     else:
         sys.exit(main())

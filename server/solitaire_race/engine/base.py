@@ -43,7 +43,7 @@ class Outcome(str, enum.Enum):
 
 # The members ``assess`` returns after every move, bound to names once: on Python 3.11 a
 # member read off its class goes through ``EnumType.__getattr__`` (docs/performance.md,
-# "Kept for speed").
+# "Design decisions").
 _WON, _PLAYING = Outcome.WON, Outcome.PLAYING
 
 
