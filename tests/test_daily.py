@@ -10,11 +10,13 @@ from typing import Any
 
 import pytest
 
+from solitaire_race import protocol as p
 from solitaire_race.app import App
 from solitaire_race.daily import daily_deal_number, streak
 from solitaire_race.engine import get_game
 
-from .conftest import TEST_SECRET, Client, http_json, make_config
+from .conftest import ON_BOTH_DATABASES, TEST_SECRET, Client, http_json, make_config
+from .databases import Database
 from .support import solve
 
 DAY = datetime(2026, 11, 21, 23, 59, 0, tzinfo=UTC)
@@ -176,6 +178,25 @@ async def test_a_new_connection_resumes_an_attempt_its_older_one_is_starting(
         finally:
             await old.close()
             await new.close()
+
+
+@ON_BOTH_DATABASES
+async def test_start_daily_is_served_one_at_a_time_per_player(tmp_path: Path, database: Database) -> None:
+    """Two start_daily of one player in flight together (the older connection's request
+    still being served when the newer one's arrives), here both waiting for the day's deal
+    of a server just started: the second waits for the first and resumes its attempt, so
+    there is one room, ranked. Served side by side, both would pass their checks before
+    either made its room: two rooms, the player seated in the unranked one."""
+    app = await App.start(make_config(tmp_path, db_url=database.url), wall_clock=WallClock(DAY))
+    try:
+        ann = await app.store.create_player("ann", "0" * 64, DAY)
+        request = p.StartDaily(game="patriarchs")
+        await asyncio.gather(app.races.start_daily(ann, request), app.races.start_daily(ann, request))
+        rooms = [room for key, room in app.races.daily_rooms.items() if key[0] == ann.id]
+        assert len(rooms) == 1 and rooms[0].daily is not None and rooms[0].daily["ranked"] is True
+        assert app.races.seats[ann.id] is rooms[0]
+    finally:
+        await app.stop()
 
 
 async def test_todays_daily_deal_cannot_be_practised_in_a_race(daily_app: tuple[App, WallClock]) -> None:

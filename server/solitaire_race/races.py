@@ -28,6 +28,7 @@ from .daily_planner import DailyNotReady
 from .engine import Game
 from .ghosts import Ghosts
 from .interpreter import Delivery, Interpreter
+from .keyed_locks import KeyedLocks
 from .observe import Metrics, event
 from .queries import Queries
 from .rematches import Rematches
@@ -81,6 +82,7 @@ class Races(Rematches, Ghosts, Spectators):
         self.seats: dict[int, Room] = {}  # player id -> the room their connection is in
         self.watched_by: dict[int, int] = {}  # a watching connection's (negative) id -> the player signed in on it
         self.daily_rooms: dict[tuple[int, str, str], Room] = {}  # (player, game, date) -> attempt
+        self._daily_starts = KeyedLocks()  # start_daily served one at a time per player
         self.placement: Placement | None = None  # set when this process is a node of a cluster
         self._proposing: dict[Room, asyncio.Future[str]] = {}  # rematches being made, by finished room
         self.stopping = False  # shutdown(): connections closing now leave their rooms as they are
@@ -391,6 +393,13 @@ class Races(Rematches, Ghosts, Spectators):
 
     # --- daily challenges --------------------------------------------------------------
     async def start_daily(self, player: PlayerRecord, req: p.StartDaily) -> None:
+        """Start or resume the player's attempt, one request at a time per player: a newer
+        connection's request (the older connection's may still be in flight when the newer
+        signs in) waits for the older one's, then resumes the attempt it started."""
+        async with self._daily_starts.hold(player.id):
+            await self._start_daily(player, req)
+
+    async def _start_daily(self, player: PlayerRecord, req: p.StartDaily) -> None:
         player_id, name = player.id, player.name
         game = self.queries.game(req.game)
         today, when = self.queries.today(), self.queries.day(req.date)
@@ -419,11 +428,6 @@ class Races(Rematches, Ghosts, Spectators):
             except DailyNotReady as exc:
                 raise p.ProtocolError(p.ErrorCode.NOT_FOUND, str(exc)) from None
         await self._leave_finished(player_id)
-        started = self.daily_rooms.get(key)
-        if current is None and started is not None and started.status is Status.RUNNING:
-            # Started meanwhile, by this player's older connection (its request was being served
-            # when this one signed in): resumed, like any attempt in progress.
-            current, resuming = started, True
         if current is not None and resuming:
             seat = self.seats.get(player_id)
             if seat is not None and seat is not current:
