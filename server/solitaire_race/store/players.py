@@ -41,7 +41,7 @@ def keyed(name: str) -> tuple[str, str]:
 
 @functools.cache
 def by_key() -> Any:
-    # Built once, as the store's other hot statements (docs/performance.md, item 30).
+    # Built once, as the store's other hot statements (docs/performance.md, "Design decisions").
     return select(Player).where(Player.name_key == bindparam("key"))
 
 
