@@ -37,6 +37,7 @@ from collections.abc import Hashable
 from typing import Any, NamedTuple
 
 from ..engine import Game, IllegalMove, Kind, Move
+from .beam import final_line
 from .bounds import Bounds, bounds_for
 from .knowledge import Edge, Knowledge, knowledge_for
 from .playouts import playout_edge
@@ -148,6 +149,20 @@ class _Shortener:
                 continue
             i -= 1
         return line
+
+    def beams(self, bounds: Bounds) -> None:
+        """Step 5's beam searches (module doc): for each width, from the position after
+        each redeal of the best line (the last first), then from the start, a final line by
+        ``beam.final_line``; one that makes the whole line shorter replaces it (rewritten)."""
+        for width in bounds.beam_widths:
+            line = self.best
+            starts = [i + 1 for i, m in enumerate(line) if m.kind is Kind.REDEAL][::-1] + [0]
+            for i in starts:
+                if i > len(self.best) or self.best[:i] != line[:i]:
+                    continue
+                tail = final_line(self.game, bounds, self.positions(line[:i])[-1], width, self.apply)
+                if tail is not None and i + len(tail) < len(self.best):
+                    self.best = self.rewrite(line[:i] + tail)
 
     def suffixes(self, know: Knowledge[Any], bounds: Bounds) -> None:
         """Step 5's second part (module doc): the branch and bound from each position of
@@ -276,6 +291,8 @@ def shorten(game: Game[Any], start: Any, line: tuple[Move, ...], budget: int = D
             worker.best = worker.replays(know, worker.best)  # spends the whole budget
         if len(worker.best) <= _DEEPEST:
             bounds = bounds_for(game)
+            if bounds.beam_widths:
+                worker.beams(bounds)
             if not bounds.suffix_share:
                 worker.bounded(know, bounds)
                 proved = True
