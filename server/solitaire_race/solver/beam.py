@@ -15,14 +15,17 @@ lines), and the free moves (``Bounds.free``, each starting a shortest final line
 played at once wherever they apply.
 
 It is a heuristic: it finds a real line (every move is applied by the engine through
-``apply``), never a proof, and a wider beam is not always better (another layer's best may
-be cut). ``shorten.py`` runs it with several widths from the positions after the best
-line's redeals, and keeps what is shorter.
+``apply``), and a wider beam is not always better (another layer's best may be cut). Only
+where the width never cut a position off is it exact: it then searched every final line,
+fewest builds first, so its line is the shortest final line, and a dry beam proves there
+is none (``tests/test_shorten_bounds.py`` checks both against breadth-first search).
+``shorten.py`` runs it from many candidate starts (``final_starts``) with growing widths.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections import deque
+from collections.abc import Callable, Hashable, Iterator
 from typing import Any
 
 from ..engine import Game, Kind, Move
@@ -39,13 +42,17 @@ def _settle(bounds: Bounds, apply: Apply, state: Any, path: tuple[Move, ...]) ->
     return state, path
 
 
-def final_line(game: Game[Any], bounds: Bounds, start: Any, width: int, apply: Apply) -> list[Move] | None:
+def final_line(
+    game: Game[Any], bounds: Bounds, start: Any, width: int, apply: Apply
+) -> tuple[list[Move] | None, bool]:
     """A final line that wins from ``start`` with few builds (see the module doc), or None
-    when the beam runs dry. ``apply`` applies a move (and counts it)."""
+    when the beam runs dry; and whether the width cut any position off (if not, a dry
+    beam searched every final line: none wins). ``apply`` applies a move (and counts it)."""
     state, path = _settle(bounds, apply, start, ())
     key = bounds.final_key(state)
     layer: dict[Hashable, tuple[Any, tuple[Move, ...]]] = {key: (state, path)}
     reached: set[Hashable] = {key}  # every position entered, with as few builds as now or fewer
+    cut = False
     while layer:
         frontier = list(layer.values())
         i = 0
@@ -53,7 +60,7 @@ def final_line(game: Game[Any], bounds: Bounds, start: Any, width: int, apply: A
             state, path = frontier[i]
             i += 1
             if game.is_won(state):
-                return list(path)
+                return list(path), cut
             for move in game.legal_moves(state):
                 if move.kind is Kind.HOME:
                     child, line = _settle(bounds, apply, apply(state, move), path + (move,))
@@ -61,14 +68,64 @@ def final_line(game: Game[Any], bounds: Bounds, start: Any, width: int, apply: A
                     if key not in reached:
                         reached.add(key)
                         frontier.append((child, line))
-        best = sorted(frontier, key=lambda sp: bounds.beam_score(sp[0]), reverse=True)[:width]
         nxt: dict[Hashable, tuple[Any, tuple[Move, ...]]] = {}
-        for state, path in best:
+        expanded = 0
+        for state, path in sorted(frontier, key=lambda sp: bounds.beam_score(sp[0]), reverse=True):
+            if expanded == width:
+                cut = True
+                break
+            before = len(nxt)
             for move in bounds.final_builds(state):
                 child, line = _settle(bounds, apply, apply(state, move), path + (move,))
                 key = bounds.final_key(child)
                 if key not in reached:
                     reached.add(key)
                     nxt[key] = (child, line)
+            expanded += len(nxt) > before  # a position that leads nowhere new takes no place
         layer = nxt
-    return None
+    return None, cut
+
+
+def final_starts(
+    game: Game[Any], bounds: Bounds, line: list[Move], start: Any, apply: Apply
+) -> Iterator[tuple[list[Move], Any]]:
+    """Where final lines may start, each once (by ``Bounds.final_key``) with the moves that
+    reach it: the layout a redeal makes from each position of ``line`` (the latest
+    first), ``start`` itself, then the layout a redeal makes from each position reached
+    from ``start`` without one, then with one, breadth first (the fewest moves first)."""
+    redeal = Move(Kind.REDEAL)
+    given: set[Hashable] = set()
+
+    def new(state: Any) -> bool:
+        key = bounds.final_key(state)
+        if key in given:
+            return False
+        given.add(key)
+        return True
+
+    positions = [start]
+    for move in line:
+        positions.append(apply(positions[-1], move))
+    for k in range(len(line) - 1, -1, -1):
+        if redeal in game.legal_moves(positions[k]):
+            after = apply(positions[k], redeal)
+            if new(after):
+                yield line[:k] + [redeal], after
+    if new(start):
+        yield [], start
+    paths: dict[Any, list[Move]] = {start: []}
+    queue = deque([start])
+    while queue:
+        state = queue.popleft()
+        path = paths[state]
+        for move in game.legal_moves(state):
+            child = apply(state, move)
+            if child in paths:
+                continue
+            if move.kind is Kind.REDEAL:
+                if new(child):
+                    yield path + [move], child
+                if redeal not in game.legal_moves(child):
+                    continue  # no redeal left: the position's final lines are all there is
+            paths[child] = path + [move]
+            queue.append(child)

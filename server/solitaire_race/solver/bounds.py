@@ -44,9 +44,12 @@ class Bounds:
     # end within the rest, for searches from the best line's own positions, the last first
     # (``shorten._Shortener.suffixes``): measured per game (docs/solver.md).
     suffix_share = 0.0
-    # The widths of the beam searches for final lines (``beam.py``) run from the positions
-    # after the best line's redeals before the branch and bound (none: no beam search).
-    beam_widths: tuple[int, ...] = ()
+    # The share of the budget (after the rewrites) for the beam searches for final lines
+    # (``beam.py``, ``shorten._Shortener.beams``) before the branch and bound (0: none), and
+    # the width of their first round: measured per game (docs/solver.md).
+    beam_share = 0.0
+    beam_width = 10
+    beam_screen = 0.75  # the share of that share for the first round (every candidate)
 
     def __init__(self, game: Game[Any]) -> None:
         self.game = game
@@ -64,7 +67,7 @@ class Bounds:
         """A move that starts a shortest final line from ``state``, if one is known."""
         return None
 
-    # The beam search's hooks (only where ``beam_widths`` is set).
+    # The beam search's hooks (only where ``beam_share`` is set).
     def final_key(self, state: Any) -> Hashable:
         """Positions with equal keys have the same final lines (the state by default)."""
         key: Hashable = state
@@ -148,7 +151,7 @@ class PersianBounds(Bounds):
     # Its last phase is too big for the search from the deal (10 deals: pars 8.1 moves over
     # the old shortening's at 2M nodes with this, 10.5 without).
     suffix_share = 0.3
-    beam_widths = (10, 20, 50, 100, 200)
+    beam_share = 0.6
 
     def remaining(self, state: PersianState, final: bool | None) -> int | None:
         left = 64 - sum(state.foundations)  # the engine's progress: the foundations' heights, of 64
