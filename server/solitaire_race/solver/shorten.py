@@ -319,13 +319,13 @@ def shorten(game: Game[Any], start: Any, line: tuple[Move, ...], budget: int = D
     """A line at most as long as ``line`` that also wins from ``start`` (see the module doc)."""
     worker = _Shortener(game, start, line, budget)
     know = knowledge_for(game)
+    bounds = bounds_for(game)
     proved = False
     try:
         worker.best = worker.rewrite(worker.best)
         if know.shorten_by_replays:
             worker.best = worker.replays(know, worker.best)  # spends the whole budget
         if len(worker.best) <= _DEEPEST:
-            bounds = bounds_for(game)
             if bounds.beam_share:
                 worker.cap = worker.nodes + int(bounds.beam_share * (budget - worker.nodes))
                 with contextlib.suppress(_Capped):  # the step's share is spent
@@ -350,5 +350,7 @@ def shorten(game: Game[Any], start: Any, line: tuple[Move, ...], budget: int = D
         method = f"proved shortest: the bounded search ended after {worker.nodes:,} of {budget:,} nodes"
     else:
         how = "random replays" if know.shorten_by_replays else "rewrites and the bounded search"
+        if bounds.beam_share and not know.shorten_by_replays:
+            how = "rewrites, beam searches and the bounded search"
         method = f"shortest found by {how} within {budget:,} nodes (not proved shortest)"
     return Shortened(tuple(worker.best), worker.nodes, proved, method)
