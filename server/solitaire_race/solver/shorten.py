@@ -161,8 +161,8 @@ class _Shortener:
     def beams(self, bounds: Bounds) -> None:
         """Step 5, the beam searches (module doc, ``beam.py``), until the step's share of the
         budget is spent: final lines from candidate starts (``beam.final_starts``), by
-        successive halving. Half the share goes to the first round: each candidate in turn
-        with a beam of ``bounds.beam_width``; then the better half of those (by the line
+        successive halving. A share of it (``bounds.beam_screen``) goes to the first round:
+        each candidate in turn with a beam of ``bounds.beam_width``; then the better half of those (by the line
         each gave; ties, and beams that ran dry: in the order tried) with twice the width,
         and so on, the last one with the width doubled again and again. A line shorter
         than the best replaces it; a candidate whose beam searched every final line (the
