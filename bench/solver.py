@@ -91,7 +91,7 @@ def par_gap(game_id: str, count: int, factor: int = 10) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--deals", type=int, default=200)
+    parser.add_argument("--deals", type=int, default=200, help="deals per game to solve (0: skip, for --par alone)")
     parser.add_argument("--games", nargs="*", default=sorted(all_games()))
     parser.add_argument("--seconds", type=float, default=2.0, help="time budget per deal (default 2)")
     parser.add_argument("--nodes", type=int, default=5_000_000, help="node budget per deal (default 5,000,000)")
@@ -99,21 +99,24 @@ def main() -> None:
     parser.add_argument("--par", type=int, default=10, help="deals per game for the par gap (0: skip)")
     parser.add_argument("--json", help="also write the figures to this file")
     args = parser.parse_args()
-    print(f"{args.deals} deals per game, {args.seconds:g} s and {args.nodes:,} nodes per deal")
-    print(f"{'game':<18} {'won':>6} {'proved':>7} {'unknown':>8} {'median':>9} {'p90':>9} {'decided':>8} {'line':>5}")
     rows = []
-    started = time.perf_counter()
-    for game_id in args.games:
-        row = bench_game(game_id, args.deals, args.seconds, args.nodes, args.shorten)
-        rows.append(row)
-        line = "--" if row["mean_line"] is None else f"{row['mean_line']:.0f}"
+    if args.deals:  # 0: the par gap alone
+        print(f"{args.deals} deals per game, {args.seconds:g} s and {args.nodes:,} nodes per deal")
         print(
-            f"{game_id:<18} {row['won']:>6.1%} {row['unwinnable']:>7.1%} {row['unknown']:>8.1%} "
-            f"{row['median_ms']:>7.1f}ms {row['p90_ms']:>7.0f}ms {row['decided']:>8.1%} {line:>5}",
-            flush=True,
+            f"{'game':<18} {'won':>6} {'proved':>7} {'unknown':>8} {'median':>9} {'p90':>9} {'decided':>8} {'line':>5}"
         )
-    print(f"total {time.perf_counter() - started:.0f} s (won: a line replayed to a win; proved: unwinnable; "
-          f"decided: won or proved within the budget; line: mean moves of the lines found)")
+        started = time.perf_counter()
+        for game_id in args.games:
+            row = bench_game(game_id, args.deals, args.seconds, args.nodes, args.shorten)
+            rows.append(row)
+            line = "--" if row["mean_line"] is None else f"{row['mean_line']:.0f}"
+            print(
+                f"{game_id:<18} {row['won']:>6.1%} {row['unwinnable']:>7.1%} {row['unknown']:>8.1%} "
+                f"{row['median_ms']:>7.1f}ms {row['p90_ms']:>7.0f}ms {row['decided']:>8.1%} {line:>5}",
+                flush=True,
+            )
+        print(f"total {time.perf_counter() - started:.0f} s (won: a line replayed to a win; proved: unwinnable; "
+              f"decided: won or proved within the budget; line: mean moves of the lines found)")
     gaps = []
     if args.par:
         budget = DAILY_BUDGET.shorten_nodes

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from solitaire_race.engine import Kind, all_games
+from solitaire_race.solver.beam import final_line, final_starts
 from solitaire_race.solver.bounds import bounds_for
 from solitaire_race.solver.knowledge import knowledge_for
 from solitaire_race.solver.search import search
@@ -59,8 +60,9 @@ def shortest(game: Any, state: Any) -> tuple[int | None, int | None] | None:
 
 
 @functools.cache
-def small_positions(game_id: str, deals: int = 16) -> list[Any]:
+def small_positions(game_id: str, deals: int = 16, cards_left: int | None = None) -> list[Any]:
     game = all_games()[game_id]
+    most = CARDS_LEFT[game_id] if cards_left is None else cards_left
     found: list[Any] = []
     for number in range(deals):
         state = game.deal(number, SECRET)
@@ -68,7 +70,7 @@ def small_positions(game_id: str, deals: int = 16) -> list[Any]:
         for move in result.moves or ():
             state = game.apply(state, move)
             left = game.progress(state).total - game.progress(state).home
-            if 0 < left <= CARDS_LEFT[game_id]:
+            if 0 < left <= most:
                 # The position, and its cards shuffled among its piles (the same sizes);
                 # each also with its redeals given back.
                 cards = [c for pile in state.piles for c in pile]
@@ -127,3 +129,83 @@ def test_a_par_proved_shortest_is_the_shortest_line(game_id: str) -> None:
             assert len(short.line) == best, short.method
             proved += 1
     assert proved >= 3, proved
+
+
+@functools.cache
+def shortest_final(game: Any, state: Any) -> int | None:
+    """The shortest winning line that never redeals (breadth first over every legal move),
+    -1 where there is none; None when too big to search. Positions are keyed by their piles
+    in any order: without a redeal no rule reads a pile's number, so permuting the piles
+    maps lines to lines of the same length (the one fact taken from the solver's proofs)."""
+
+    def key(position: Any) -> Any:
+        return tuple(sorted(position.piles)), position.foundations
+
+    seen = {key(state)}
+    queue = deque([(state, 0)])
+    while queue:
+        position, depth = queue.popleft()
+        if game.is_won(position):
+            return depth
+        for move in game.legal_moves(position):
+            if move.kind is Kind.REDEAL:
+                continue
+            child = game.apply(position, move)
+            if key(child) not in seen:
+                if len(seen) >= LIMIT:
+                    return None
+                seen.add(key(child))
+                queue.append((child, depth + 1))
+    return -1
+
+
+def wins_without_redeal(game: Any, state: Any, line: list[Any]) -> bool:
+    for move in line:
+        assert move.kind is not Kind.REDEAL
+        state = game.apply(state, move)
+    return bool(game.is_won(state))
+
+
+@pytest.mark.parametrize("cards_left", [6, 9])
+def test_an_uncut_beam_finds_the_shortest_final_line_and_any_beam_a_real_one(cards_left: int) -> None:
+    """Persian Patience's beam search (``beam.py``): where its width cut nothing off, its
+    line is the shortest final line (and a dry beam means there is none); any width gives
+    a real final line, never shorter than that."""
+    game = all_games()["persian-patience"]
+    bounds = bounds_for(game)
+    checked = built = 0
+    for state in small_positions("persian-patience", cards_left=cards_left):
+        length = shortest_final(game, state)
+        if length is None:
+            continue
+        checked += 1
+        line, cut = final_line(game, bounds, state, 10**9, game.apply)
+        assert not cut
+        if length < 0:
+            assert line is None
+            continue
+        assert line is not None and len(line) == length and wins_without_redeal(game, state, line)
+        built += length > game.progress(state).total - game.progress(state).home
+        for width in (1, 2, 5):
+            narrow, _ = final_line(game, bounds, state, width, game.apply)
+            assert narrow is None or (len(narrow) >= length and wins_without_redeal(game, state, narrow))
+    assert checked >= 8, checked
+    assert built >= 3, built  # lines that need builds: the beam's layers are tested
+
+
+def test_final_starts_are_reached_by_their_moves() -> None:
+    game = all_games()["persian-patience"]
+    bounds = bounds_for(game)
+    state = game.deal(3, SECRET)
+    line = list(search(game, knowledge_for(game), state, node_budget=20_000, time_budget_s=None).moves or ())
+    assert line
+    keys = set()
+    for count, (prefix, start) in enumerate(final_starts(game, bounds, line, state, game.apply)):
+        reached = state
+        for move in prefix:
+            reached = game.apply(reached, move)
+        assert reached == start
+        keys.add(bounds.final_key(start))
+        if count == 300:
+            break
+    assert len(keys) == count + 1  # each start once

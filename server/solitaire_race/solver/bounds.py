@@ -21,6 +21,7 @@ a move of its own), with no split and no free move.
 from __future__ import annotations
 
 import functools
+from collections.abc import Hashable
 from typing import Any
 
 from ..engine import Game, Kind, Move
@@ -43,6 +44,12 @@ class Bounds:
     # end within the rest, for searches from the best line's own positions, the last first
     # (``shorten._Shortener.suffixes``): measured per game (docs/solver.md).
     suffix_share = 0.0
+    # The share of the budget (after the rewrites) for the beam searches for final lines
+    # (``beam.py``, ``shorten._Shortener.beams``) before the branch and bound (0: none), and
+    # the width of their first round: measured per game (docs/solver.md).
+    beam_share = 0.0
+    beam_width = 10
+    beam_screen = 0.75  # the share of that share for the first round (every candidate)
 
     def __init__(self, game: Game[Any]) -> None:
         self.game = game
@@ -59,6 +66,20 @@ class Bounds:
     def free(self, state: Any) -> Move | None:
         """A move that starts a shortest final line from ``state``, if one is known."""
         return None
+
+    # The beam search's hooks (only where ``beam_share`` is set).
+    def final_key(self, state: Any) -> Hashable:
+        """Positions with equal keys have the same final lines (the state by default)."""
+        key: Hashable = state
+        return key
+
+    def final_builds(self, state: Any) -> list[Move]:
+        """The moves other than foundation moves and redeals that final lines need tried."""
+        return [m for m in self.game.legal_moves(state) if m.kind not in (Kind.HOME, Kind.REDEAL)]
+
+    def beam_score(self, state: Any) -> tuple[int, ...]:
+        """How promising a position looks for a short final line (higher is better)."""
+        return (self.game.progress(state).home,)
 
 
 class PerseveranceBounds(Bounds):
@@ -130,6 +151,7 @@ class PersianBounds(Bounds):
     # Its last phase is too big for the search from the deal (10 deals: pars 8.1 moves over
     # the old shortening's at 2M nodes with this, 10.5 without).
     suffix_share = 0.3
+    beam_share = 0.6
 
     def remaining(self, state: PersianState, final: bool | None) -> int | None:
         left = 64 - sum(state.foundations)  # the engine's progress: the foundations' heights, of 64
@@ -155,6 +177,29 @@ class PersianBounds(Bounds):
                     continue  # a card could still be built on it
             return Move(Kind.HOME, i)
         return None
+
+    def final_key(self, state: PersianState) -> Hashable:
+        # Without a redeal, pile order matters to nothing (docs/solver.md).
+        return (tuple(sorted(state.piles)), state.foundations)
+
+    def final_builds(self, state: PersianState) -> list[Move]:
+        # One empty target per source will do, and never for a lone card (pile order).
+        piles = state.piles
+        moves: list[Move] = []
+        moved_to_empty: set[int] = set()
+        for m in self.game.legal_moves(state):
+            if m.kind is not Kind.BUILD:
+                continue
+            if piles[m.dst]:
+                moves.append(m)
+            elif len(piles[m.src]) > 1 and m.src not in moved_to_empty:
+                moved_to_empty.add(m.src)
+                moves.append(m)
+        return moves
+
+    def beam_score(self, state: PersianState) -> tuple[int, ...]:
+        # Cards home, then the fewest cards above a lower card of their suit.
+        return (sum(state.foundations), -sum(blockers(p, _HEIGHT_BY_RANK) for p in state.piles))
 
 
 def bounds_for(game: Game[Any]) -> Bounds:

@@ -10,10 +10,16 @@ help and while the node budget lasts:
 3. **Shortcuts**: from each position, every line of one or two legal moves is tried; one
    that reaches a position further along the line than its length replaces that stretch.
 4. **Replays** (``Knowledge.shorten_by_replays``: Parallels and Patriarchs, whose lines of
-   100-250 moves are far too long for step 5): from a point chosen at random on the best
+   100-250 moves are far too long for steps 5-6): from a point chosen at random on the best
    line, a random playout (``playouts.playout_edge``) to the end; a win in fewer moves than
    the best line replaces it, after 1-3. Until the budget is spent.
-5. **Bounded search**: a branch and bound from the start for whole lines shorter than the
+5. **Beam searches** (``Bounds.beam_share``: Persian Patience, whose last phase is too big
+   for step 6): short final lines (lines that never redeal again) from candidate starts,
+   the deal and the layouts redeals make (``beam.py``: a beam search by builds), the
+   candidates screened with a narrow beam and the better half given twice the width, again
+   and again (successive halving), within that share of the budget. The best line then
+   goes through 1-3.
+6. **Bounded search**: a branch and bound from the start for whole lines shorter than the
    best one, split into lines that never redeal and lines that redeal again, pruned where
    the moves made plus a lower bound on the moves left (``bounds.py``) reach the best
    length, and where a position (by the knowledge's key) was already reached in as few
@@ -24,7 +30,7 @@ help and while the node budget lasts:
    position of the best line, the last first, the moves before it kept, down to the deal
    (a local search that never strays far from a known win).
 
-The result is the shortest line found; when step 5 runs to its end within the budget it is
+The result is the shortest line found; when step 6 runs to its end within the budget it is
 proved the shortest (``Shortened.proved``; see docs/solver.md for the games where the key
 keeps distances). ``Shortened.method`` says which, with the budget. ``nodes`` counts
 engine moves applied, as in the search.
@@ -32,11 +38,14 @@ engine moves applied, as in the search.
 
 from __future__ import annotations
 
+import contextlib
+import math
 import random
 from collections.abc import Hashable
 from typing import Any, NamedTuple
 
 from ..engine import Game, IllegalMove, Kind, Move
+from .beam import final_line, final_starts
 from .bounds import Bounds, bounds_for
 from .knowledge import Edge, Knowledge, knowledge_for
 from .playouts import playout_edge
@@ -149,8 +158,49 @@ class _Shortener:
             i -= 1
         return line
 
+    def beams(self, bounds: Bounds) -> None:
+        """Step 5, the beam searches (module doc, ``beam.py``), until the step's share of the
+        budget is spent: final lines from candidate starts (``beam.final_starts``), by
+        successive halving. A share of it (``bounds.beam_screen``) goes to the first round:
+        each candidate in turn with a beam of ``bounds.beam_width``; then the better half of those (by the line
+        each gave; ties, and beams that ran dry: in the order tried) with twice the width,
+        and so on, the last one with the width doubled again and again. A line shorter
+        than the best replaces it; a candidate whose beam searched every final line (the
+        width cut nothing) without a win is dropped."""
+        end = self.cap
+        self.cap = self.nodes + int(bounds.beam_screen * (end - self.nodes))
+        pool: list[tuple[list[Move], Any]] = []
+        width = bounds.beam_width
+        tried: list[tuple[float, int]] = []
+        with contextlib.suppress(_Capped):  # the first round's share is spent
+            for prefix, start in final_starts(self.game, bounds, self.best, self.start, self.apply):
+                pool.append((prefix, start))
+                self._beam(bounds, prefix, start, width, tried, len(pool) - 1)
+        self.cap = end
+        while tried:
+            pool = [pool[i] for _, i in sorted(tried)[: max(1, len(tried) // 2)]]
+            width *= 2
+            tried = []
+            for i, (prefix, start) in enumerate(pool):
+                self._beam(bounds, prefix, start, width, tried, i)
+
+    def _beam(
+        self, bounds: Bounds, prefix: list[Move], start: Any, width: int, tried: list[tuple[float, int]], i: int
+    ) -> None:
+        """One candidate's beam search (``beams``): its result appended to ``tried``."""
+        least = bounds.remaining(start, True)
+        if least is None or len(prefix) + least >= len(self.best):
+            return  # no final line from there, or none shorter than the best
+        tail, cut = final_line(self.game, bounds, start, width, self.apply)
+        if tail is None and not cut:
+            return  # the beam searched every final line from there: none wins
+        # A beam that ran dry ranks last: a wider one may get through.
+        tried.append((math.inf if tail is None else len(prefix) + len(tail), i))
+        if tail is not None and len(prefix) + len(tail) < len(self.best):
+            self.best = prefix + tail
+
     def suffixes(self, know: Knowledge[Any], bounds: Bounds) -> None:
-        """Step 5's second part (module doc): the branch and bound from each position of
+        """Step 6's second part (module doc): the branch and bound from each position of
         the best line, the last first, down to the deal, until the budget is spent. The
         positions reached are shared: each search that ended searched every line below them
         within a bound no tighter than now. Returns only when the search from the deal
@@ -164,7 +214,7 @@ class _Shortener:
     def bounded(
         self, know: Knowledge[Any], bounds: Bounds, root: int = 0, reached: dict[Hashable, int] | None = None
     ) -> None:
-        """Step 5 (module doc): branch and bound from the best line's position ``root`` (the
+        """Step 6 (module doc): branch and bound from the best line's position ``root`` (the
         moves before it kept) for lines shorter than ``self.best``, which it replaces
         (rewritten) with each one it finds. Returns only when it has searched every line
         from there (then none is shorter than ``self.best``)."""
@@ -269,13 +319,19 @@ def shorten(game: Game[Any], start: Any, line: tuple[Move, ...], budget: int = D
     """A line at most as long as ``line`` that also wins from ``start`` (see the module doc)."""
     worker = _Shortener(game, start, line, budget)
     know = knowledge_for(game)
+    bounds = bounds_for(game)
     proved = False
     try:
         worker.best = worker.rewrite(worker.best)
         if know.shorten_by_replays:
             worker.best = worker.replays(know, worker.best)  # spends the whole budget
         if len(worker.best) <= _DEEPEST:
-            bounds = bounds_for(game)
+            if bounds.beam_share:
+                worker.cap = worker.nodes + int(bounds.beam_share * (budget - worker.nodes))
+                with contextlib.suppress(_Capped):  # the step's share is spent
+                    worker.beams(bounds)
+                worker.cap = budget
+                worker.best = worker.rewrite(worker.best)
             if not bounds.suffix_share:
                 worker.bounded(know, bounds)
                 proved = True
@@ -294,5 +350,7 @@ def shorten(game: Game[Any], start: Any, line: tuple[Move, ...], budget: int = D
         method = f"proved shortest: the bounded search ended after {worker.nodes:,} of {budget:,} nodes"
     else:
         how = "random replays" if know.shorten_by_replays else "rewrites and the bounded search"
+        if bounds.beam_share and not know.shorten_by_replays:
+            how = "rewrites, beam searches and the bounded search"
         method = f"shortest found by {how} within {budget:,} nodes (not proved shortest)"
     return Shortened(tuple(worker.best), worker.nodes, proved, method)
