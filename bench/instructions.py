@@ -20,8 +20,8 @@ the database's threads answer: counts vary by up to 10%. ``--without-stuck-check
 counts everything else, to within 0.05%: the way to judge a change of a percent or two.
 ``--play-only`` counts only the racing, from the first moves to the last race's end,
 with callgrind's instrumentation switched on and off around it (``callgrind_control``):
-one run, 8 rooms, no difference needed, and none of the set-up (hello, create, join,
-start) counted: the part of a move the load benchmark's goal case measures, where races
+each run plays the larger ``--rooms`` count only (no difference needed), and none of the
+set-up (hello, create, join, start) is counted: the part of a move the load benchmark's goal case measures, where races
 are set up before the clock starts. Compare two commits by running it in each checkout,
 or this script with ``PYTHONPATH`` set to the other checkout's ``server/``. The lines
 are found before counting with a node budget only (no time budget), so every run and
@@ -112,6 +112,7 @@ async def play(
     ``play_only``: callgrind instruments only the racing (``instrument``)."""
     from solitaire_race.app import App, tune_gc
     from solitaire_race.config import Config
+    from solitaire_race.room import Status
 
     config = Config(
         host="127.0.0.1", port=0, db_url=f"sqlite+aiosqlite:///{db_dir}/bench.sqlite3", secret=SECRET,
@@ -162,8 +163,9 @@ async def play(
                 racers.append((session, peer))
         await asyncio.sleep(0.05)  # the countdown of 0 s: every race running
 
+        raced = {app.races.seats[s.player.id] for s, _ in racers if s.player is not None}
         if play_only:
-            await asyncio.to_thread(instrument, True)  # the loop waits: nothing runs meanwhile
+            instrument(True)
         loop = asyncio.get_running_loop()
         finished: list[asyncio.Future[None]] = []
         for session, peer in racers:  # every racer's first move; the replies bring the rest
@@ -171,6 +173,10 @@ async def play(
             finished.append(done)
             gateway.receive(session, peer.frames[0])
         await asyncio.wait_for(asyncio.gather(*finished), 3600)
+        for _ in range(100_000):  # and the races' ends: results verified, saved and announced
+            if all(room.status is Status.FINISHED for room in raced):
+                break
+            await asyncio.sleep(0)
         if play_only:
             instrument(False)
         # Every line played through: a refused move would have been counted as a move.
@@ -221,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
                         "per move, counted to within 0.05%%, to judge a change of a percent or two")
     parser.add_argument("--play-only", action="store_true",
                         help="count only the racing (instrumentation switched on at the first moves, off "
-                        "after the last race's end), in one run of the larger --rooms count")
+                        "after the last race's end), in runs of the larger --rooms count only")
     args = parser.parse_args(argv)
     if shutil.which("valgrind") is None:
         print("valgrind is not installed (apt-get install valgrind): nothing counted", file=sys.stderr)

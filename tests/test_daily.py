@@ -17,7 +17,7 @@ from solitaire_race.engine import get_game
 
 from .conftest import ON_BOTH_DATABASES, TEST_SECRET, Client, http_json, make_config
 from .databases import Database
-from .support import solve
+from .support import held_back_chooser, solve
 
 DAY = datetime(2026, 11, 21, 23, 59, 0, tzinfo=UTC)
 WINNABLE_DAY = datetime(2026, 11, 1, 12, 0, 0, tzinfo=UTC)
@@ -197,6 +197,37 @@ async def test_start_daily_is_served_one_at_a_time_per_player(tmp_path: Path, da
         assert app.races.seats[ann.id] is rooms[0]
     finally:
         await app.stop()
+
+
+async def test_a_start_daily_waiting_at_shutdown_starts_no_new_choice(tmp_path: Path) -> None:
+    """A player's second start_daily waits behind the first, which waits for the day's deal
+    being chosen, when the server stops: the stop cancels the choice, and the second request,
+    let in then, is refused rather than starting the choice (and a solver) again."""
+    gate = asyncio.Event()  # never set: Patriarchs' deal is still being chosen at the stop
+    held_back = held_back_chooser(TEST_SECRET.encode(), gate)
+    asked: list[str] = []
+
+    async def choose(game_id: str, day: date) -> Any:
+        asked.append(game_id)
+        return await held_back(game_id, day)
+
+    app = await App.start(make_config(tmp_path), wall_clock=WallClock(DAY), choose_daily=choose)
+    stopped = False
+    try:
+        ann = await app.store.create_player("ann", "0" * 64, DAY)
+        request = p.StartDaily(game="patriarchs")
+        starts = [asyncio.ensure_future(app.races.start_daily(ann, request)) for _ in range(2)]
+        async with asyncio.timeout(10):
+            while "patriarchs" not in asked:
+                await asyncio.sleep(0.01)
+        await asyncio.wait_for(app.stop(), 10)
+        stopped = True
+        outcomes = await asyncio.gather(*starts, return_exceptions=True)
+        assert all(isinstance(o, BaseException) for o in outcomes), outcomes  # neither started an attempt
+        assert asked.count("patriarchs") == 1 and not app.races.daily_rooms
+    finally:
+        if not stopped:
+            await app.stop()
 
 
 async def test_todays_daily_deal_cannot_be_practised_in_a_race(daily_app: tuple[App, WallClock]) -> None:

@@ -38,3 +38,28 @@ async def test_a_holder_that_fails_lets_the_next_in_and_is_forgotten() -> None:
     results = await asyncio.gather(fail(), succeed(), return_exceptions=True)
     assert isinstance(results[0], ValueError) and results[1] == "served"
     assert len(locks) == 0
+
+
+async def test_a_waiter_cancelled_while_waiting_leaves_nothing_behind() -> None:
+    locks = KeyedLocks()
+    entered = asyncio.Event()
+    release = asyncio.Event()
+
+    async def holder() -> None:
+        async with locks.hold("k"):
+            entered.set()
+            await release.wait()
+
+    async def waiter() -> None:
+        async with locks.hold("k"):
+            raise AssertionError("a cancelled waiter never holds the lock")
+
+    first = asyncio.ensure_future(holder())
+    await entered.wait()
+    second = asyncio.ensure_future(waiter())
+    await asyncio.sleep(0)  # the waiter now waits for the lock
+    second.cancel()
+    await asyncio.gather(second, return_exceptions=True)
+    release.set()
+    await first
+    assert len(locks) == 0

@@ -123,6 +123,7 @@ class DailyPlanner:
         self._jobs: dict[tuple[str, date], asyncio.Task[DailyChallengeRecord]] = {}
         self._failed: dict[tuple[str, date], float] = {}  # when choosing failed (time.monotonic)
         self._task: asyncio.Task[None] | None = None
+        self._closed = False  # close(): no new choice is started (a request still waiting would)
         if metrics is not None:
             metrics.gauge(
                 "solitaire_daily_candidates",
@@ -138,6 +139,8 @@ class DailyPlanner:
         key = (game, day)
         job = self._jobs.get(key)
         if job is None:
+            if self._closed:  # the server is stopping: its next start chooses
+                raise not_ready(game, day)
             failed = self._failed.get(key)
             if failed is not None and time.monotonic() - failed < RETRY_S:
                 raise not_ready(game, day)
@@ -229,6 +232,7 @@ class DailyPlanner:
             await asyncio.sleep(min(RECHECK_S, max(1.0, (midnight - now).total_seconds() + 1)))
 
     async def close(self) -> None:
+        self._closed = True
         tasks = [t for t in (self._task, *self._jobs.values()) if t is not None]
         for task in tasks:
             task.cancel()

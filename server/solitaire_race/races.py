@@ -393,10 +393,13 @@ class Races(Rematches, Ghosts, Spectators):
 
     # --- daily challenges --------------------------------------------------------------
     async def start_daily(self, player: PlayerRecord, req: p.StartDaily) -> None:
-        """Start or resume the player's attempt, one request at a time per player: a newer
-        connection's request (the older connection's may still be in flight when the newer
-        signs in) waits for the older one's, then resumes the attempt it started."""
+        """Start or resume the player's attempt, one request at a time per player on this
+        node: a newer connection's request (the older connection's may still be in flight
+        when the newer signs in) waits for the older one's, then resumes the attempt it
+        started. (So a start of another game waits too, while today's deal is being chosen.)"""
         async with self._daily_starts.hold(player.id):
+            if self.stopping:  # waited through the shutdown: the connection is closing
+                raise p.ProtocolError(p.ErrorCode.NOT_ALLOWED, "the server is restarting: start it again then")
             await self._start_daily(player, req)
 
     async def _start_daily(self, player: PlayerRecord, req: p.StartDaily) -> None:

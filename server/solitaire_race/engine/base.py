@@ -42,8 +42,8 @@ class Outcome(str, enum.Enum):
 
 
 # The members ``assess`` returns after every move, bound to names once: on Python 3.11 a
-# member read off its class goes through ``EnumType.__getattr__`` (docs/performance.md,
-# "Design decisions").
+# read off an enum class takes CPython's slow attribute path, its metaclass defining
+# ``__getattr__`` (docs/performance.md, "Design decisions").
 _WON, _PLAYING = Outcome.WON, Outcome.PLAYING
 
 

@@ -147,10 +147,7 @@ class PersianPatience(Game[PersianState]):
         if state.redeals < MAX_REDEALS and any(state.piles):
             return True
         found = state.foundations
-        for pile in state.piles:  # noqa: SIM110 - a loop, not any(): no generator made per move
-            if pile and _homes(found, pile[-1]):
-                return True
-        return False
+        return any(pile and _homes(found, pile[-1]) for pile in state.piles)
 
     def apply(self, state: PersianState, move: Move) -> PersianState:
         kind = move.kind

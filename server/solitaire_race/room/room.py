@@ -45,8 +45,9 @@ from .series import Series
 from .status import RoomError, Status
 
 # The enum members ``play`` reads on every move, bound to names once: on Python 3.11 a
-# member read off its class goes through ``EnumType.__getattr__``, about a thousand
-# instructions each (docs/performance.md, "Design decisions").
+# read off an enum class takes CPython's slow attribute path (its metaclass defines
+# ``__getattr__``), about a thousand instructions each (docs/performance.md, "Design
+# decisions").
 _RUNNING, _PLAYING, _WON, _STUCK = Status.RUNNING, Outcome.PLAYING, Outcome.WON, Outcome.STUCK
 _STILL_PLAYING = RacerOutcome.PLAYING
 MAX_MOVES_PER_MESSAGE = 64

@@ -166,7 +166,7 @@ class _Shortener:
         each gave; ties, and beams that ran dry: in the order tried) with twice the width,
         and so on, the last one with the width doubled again and again. A line shorter
         than the best replaces it; a candidate whose beam searched every final line (the
-        width cut nothing) without a win is dropped."""
+        width cut nothing) is dropped: its line, if any, is its shortest final one."""
         end = self.cap
         self.cap = self.nodes + int(bounds.beam_screen * (end - self.nodes))
         pool: list[tuple[list[Move], Any]] = []
@@ -192,12 +192,11 @@ class _Shortener:
         if least is None or len(prefix) + least >= len(self.best):
             return  # no final line from there, or none shorter than the best
         tail, cut = final_line(self.game, bounds, start, width, self.apply)
-        if tail is None and not cut:
-            return  # the beam searched every final line from there: none wins
-        # A beam that ran dry ranks last: a wider one may get through.
-        tried.append((math.inf if tail is None else len(prefix) + len(tail), i))
         if tail is not None and len(prefix) + len(tail) < len(self.best):
             self.best = prefix + tail
+        if cut:  # else the beam searched every final line from there: a wider one finds no other
+            # A beam that ran dry ranks last: a wider one may get through.
+            tried.append((math.inf if tail is None else len(prefix) + len(tail), i))
 
     def suffixes(self, know: Knowledge[Any], bounds: Bounds) -> None:
         """Step 6's second part (module doc): the branch and bound from each position of

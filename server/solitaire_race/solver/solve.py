@@ -139,10 +139,12 @@ def hint(game: Game[Any] | str, state: Any, budget: Budget = Budget(nodes=20_000
     Patience) it is the first move of the solver's line. Where cards are hidden (Clock,
     Parallels, Patriarchs) the solver is never given ``state`` itself: only the view the
     player has of it, rebuilt, and ``HINT_LAYOUTS`` layouts of the cards that view hides
-    (``sampling.py``), each searched with ``budget``'s nodes (its time guard shared by
-    all). The hint is the first move that wins in most of them: chosen from the view
-    alone, so it cannot tell what the player cannot see, and the same view gets the same
-    hint whenever the node budget, not the time guard, ends each search.
+    (``sampling.py``), each searched with ``budget``'s nodes and whatever is left of its
+    time guard, which all of them share: a layout searched quickly leaves the next more
+    time, and a busy machine shortens the last ones, not all of them alike. The hint is the
+    first move that wins in most of them: chosen from the view alone, so it cannot tell
+    what the player cannot see, and the same view gets the same hint whenever the node
+    budget, not the time guard, ends each search.
     """
     rules = _game(game)
     if rules.full_information:
@@ -151,10 +153,13 @@ def hint(game: Game[Any] | str, state: Any, budget: Budget = Budget(nodes=20_000
     view = rules.view(state)
     known = rules.from_view(view)  # from here on, only what the player sees
     # Each layout gets the node budget; the time guard, if any, is for all of them.
-    each = Budget(budget.nodes, None if budget.seconds is None else budget.seconds / HINT_LAYOUTS, budget.shorten_nodes)
+    deadline = None if budget.seconds is None else time.perf_counter() + budget.seconds
     votes: Counter[str] = Counter()
     for layout in layouts(rules, known, HINT_LAYOUTS, seeded(view)):
-        result = _solve_budgeted(rules, layout, each)
+        left = None if deadline is None else deadline - time.perf_counter()
+        if left is not None and left <= 0:
+            break  # the time guard is spent: the layouts searched so far decide
+        result = _solve_budgeted(rules, layout, Budget(budget.nodes, left, budget.shorten_nodes))
         if result.moves:
             votes[result.moves[0]] += 1
     if not votes:
