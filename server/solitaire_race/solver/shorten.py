@@ -41,7 +41,7 @@ from __future__ import annotations
 import contextlib
 import math
 import random
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 from typing import Any, NamedTuple
 
 from ..engine import Game, IllegalMove, Kind, Move
@@ -79,6 +79,19 @@ class _Shortener:
         if self.nodes >= self.cap:
             raise _Capped
         self.nodes += 1
+
+    @contextlib.contextmanager
+    def share(self, fraction: float) -> Iterator[None]:
+        """Run a step on ``fraction`` of what is left of the current step's share: it ends
+        quietly once that is spent (``_Capped``), and the current share is restored."""
+        outer = self.cap
+        self.cap = self.nodes + int(fraction * (outer - self.nodes))
+        try:
+            yield
+        except _Capped:
+            pass
+        finally:
+            self.cap = outer
 
     def apply(self, state: Any, move: Move) -> Any:
         self.charge()
@@ -167,16 +180,13 @@ class _Shortener:
         and so on, the last one with the width doubled again and again. A line shorter
         than the best replaces it; a candidate whose beam searched every final line (the
         width cut nothing) is dropped: its line, if any, is its shortest final one."""
-        end = self.cap
-        self.cap = self.nodes + int(bounds.beam_screen * (end - self.nodes))
         pool: list[tuple[list[Move], Any]] = []
         width = bounds.beam_width
         tried: list[tuple[float, int]] = []
-        with contextlib.suppress(_Capped):  # the first round's share is spent
+        with self.share(bounds.beam_screen):  # the first round
             for prefix, start in final_starts(self.game, bounds, self.best, self.start, self.apply):
                 pool.append((prefix, start))
                 self._beam(bounds, prefix, start, width, tried, len(pool) - 1)
-        self.cap = end
         while tried:
             pool = [pool[i] for _, i in sorted(tried)[: max(1, len(tried) // 2)]]
             width *= 2
@@ -326,10 +336,8 @@ def shorten(game: Game[Any], start: Any, line: tuple[Move, ...], budget: int = D
             worker.best = worker.replays(know, worker.best)  # spends the whole budget
         if len(worker.best) <= _DEEPEST:
             if bounds.beam_share:
-                worker.cap = worker.nodes + int(bounds.beam_share * (budget - worker.nodes))
-                with contextlib.suppress(_Capped):  # the step's share is spent
+                with worker.share(bounds.beam_share):
                     worker.beams(bounds)
-                worker.cap = budget
                 worker.best = worker.rewrite(worker.best)
             if not bounds.suffix_share:
                 worker.bounded(know, bounds)
