@@ -128,7 +128,7 @@ class FrameQueue:
                 self.paused = False
                 self.peer.resume_reading()
             self.serve(frame)
-        if not self.busy:
+        if not self.busy and self._drained:
             drained, self._drained = self._drained, []
             for future in drained:
                 if not future.done():
@@ -160,6 +160,8 @@ class Session:
     refused: float = 0.0
     refused_at: float = 0.0  # when the last was refused
     task: asyncio.Task[None] | None = None  # the request being awaited, if any
+    # Told (request id, error) once a move that held the queue is answered (Gateway._moved).
+    moved: Callable[[Any, BaseException | None], None] = field(init=False)
 
 
 class ClusterPresence(Protocol):
@@ -238,6 +240,7 @@ class Gateway:
         bucket = TokenBucket(self.config.rate_per_s, self.config.rate_burst, self.clock())
         session = Session(peer, bucket, self._next_session, address)
         session.frames = FrameQueue(functools.partial(self._serve, session), peer)
+        session.moved = functools.partial(self._moved, session)
         event(log, "connected", conn=session.id)
         return session
 
@@ -287,16 +290,14 @@ class Gateway:
             request = p.decode(frame)
             request_id = request.id
             kind = type(request)
-            if isinstance(request, p.Hello):
-                self._await(session, self._hello(session, request), request_id)
-                return
             player = session.player
-            if player is None and not isinstance(request, p.ANONYMOUS):
-                raise p.ProtocolError(p.ErrorCode.NOT_IDENTIFIED, "say hello first")
-            if isinstance(request, p.Move):
-                assert player is not None
-                if self.races.move(player, request, functools.partial(self._moved, session, request_id)):
+            if type(request) is p.Move and player is not None:  # the usual frame, at saturation nearly every one
+                if self.races.move(player, request, session.moved):
                     session.frames.hold()
+            elif isinstance(request, p.Hello):
+                self._await(session, self._hello(session, request), request_id)
+            elif player is None and not isinstance(request, p.ANONYMOUS):
+                raise p.ProtocolError(p.ErrorCode.NOT_IDENTIFIED, "say hello first")
             elif isinstance(request, p.WatchRace):
                 self._await(session, self._watch(session, request), request_id)
             elif kind in self._answers:
@@ -344,7 +345,8 @@ class Gateway:
             session.frames.done()
 
     def _moved(self, session: Session, request_id: Any, error: BaseException | None) -> None:
-        """A move held the queue until its log commit: answered, or failed."""
+        """A move held the queue until its log commit: answered, or failed (the session's
+        ``moved``, made once per connection)."""
         if error is not None:
             self._fail(session, error, request_id)
         session.frames.done()

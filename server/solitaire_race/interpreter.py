@@ -4,8 +4,8 @@
 the players in the room (through the ``Delivery``), move-log appends and results to the
 store before anything that acknowledges them, who is in a lobby, stuck searches. It also
 keeps each room's timer aimed at its next deadline, runs the stuck searches in slices and
-flushes the standings a few times a second. The move path uses the same pieces
-(``log_then``, ``send``, ``check``) without a task: a move is answered from its log
+flushes the standings a few times a second. The move path (``answer_move``) uses the
+same pieces (``log_then``, ``check``) without a task: a move is answered from its log
 commit's callback.
 """
 
@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from . import protocol as p
 from .observe import Metrics, event
-from .room import CheckStuck, Effect, LogMoves, RecordStart, Room, SaveEntrants, SaveResults, Send, Status
+from .room import CheckStuck, Effect, LogMoves, Played, RecordStart, Room, SaveEntrants, SaveResults, Send, Status
 from .store import Fenced, RaceStateError, ResultRecord, StorageUnavailable, Store
 from .stuck_checks import StuckChecks
 
@@ -122,6 +122,36 @@ class Interpreter:
                 encoded = p.encode(effect.message)
             self.delivery.send(pid, encoded)
         return reply
+
+    def answer_move(
+        self, room: Room, played: Played, request_id: Any, started: float,
+        answered: Callable[[Any, BaseException | None], None],
+    ) -> bool:
+        """The move path, for a move that did not end the race: its entries appended, then,
+        from their commit's callback (no task to wake), its answer sent, its stuck check
+        queued and ``answered(request_id, error)``. Returns False if nothing was applied:
+        answered at once, with nothing to make durable."""
+        if played.log is None:
+            self._answer(room, played, request_id, started)
+            return False
+
+        def committed(error: BaseException | None) -> None:
+            if error is None:
+                self._answer(room, played, request_id, started)
+            answered(request_id, error)
+
+        self.log_then(room, played.log, committed)
+        return True
+
+    def _answer(self, room: Room, played: Played, request_id: Any, started: float) -> None:
+        racer_id, message = played.answer.to[0], played.answer.message
+        if self.seated(room, racer_id):
+            if request_id is not None:
+                message["id"] = request_id  # made for this racer alone: no copy needed
+            self.delivery.send(racer_id, message)
+        if played.check is not None:
+            self.check(room, played.check)
+        self.observe_move(started)
 
     def log_then(self, room: Room, effect: LogMoves, then: Callable[[BaseException | None], None]) -> None:
         """Append a move's entries; ``then(None)`` once they are durable (the room told),

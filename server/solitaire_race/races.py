@@ -352,40 +352,30 @@ class Races(Rematches, Ghosts, Spectators):
         await self.interpreter.run(room, room.start(player.id, self.clock()), reply=(player.id, req.id))
 
     # --- racing ----------------------------------------------------------------------
-    def move(self, player: PlayerRecord, req: p.Move, answered: Callable[[BaseException | None], None]) -> bool:
+    def move(
+        self, player: PlayerRecord, req: p.Move, answered: Callable[[Any, BaseException | None], None]
+    ) -> bool:
         """Play the moves. Returns False if the answer was sent already; True if it comes
-        later, once the moves' log entries are committed (then ``answered`` is called once,
-        with the error if there is one). The usual move awaits nothing: it is answered from
-        its commit's callback, with none of a task's suspending and waking."""
+        later, once the moves' log entries are committed (then ``answered(req.id, error)``
+        is called once, ``error`` None if all went well). The usual move awaits nothing: it
+        is answered from its commit's callback, with none of a task's suspending and waking."""
         player_id = player.id
         room = self._room(player_id)
         started = time.perf_counter()
         played = room.play(player_id, req.moves, self.clock())
-        self._moves_counted.inc(len(played.answer.message["applied"]))
-        if played.answer.message["rejected"]:
+        message = played.answer.message
+        self._moves_counted.inc(len(message["applied"]))
+        if message["rejected"]:
             self._moves_rejected.inc()
-        reply = (player_id, req.id)
         if played.closing:  # the race ended: all of it in order, results awaited
             def ended(task: asyncio.Task[None]) -> None:
                 self.interpreter.observe_move(started)
-                answered(asyncio.CancelledError() if task.cancelled() else task.exception())
+                answered(req.id, asyncio.CancelledError() if task.cancelled() else task.exception())
 
-            asyncio.create_task(self.interpreter.run(room, played.effects, reply)).add_done_callback(ended)
+            task = asyncio.create_task(self.interpreter.run(room, played.effects, (player_id, req.id)))
+            task.add_done_callback(ended)
             return True
-
-        def answer(error: BaseException | None = None) -> None:
-            if error is None:
-                self.interpreter.send(room, played.answer, reply)
-                if played.check is not None:
-                    self.interpreter.check(room, played.check)
-                self.interpreter.observe_move(started)
-            answered(error)
-
-        if played.log is None:  # nothing applied: nothing to make durable
-            answer()
-            return False
-        self.interpreter.log_then(room, played.log, answer)
-        return True
+        return self.interpreter.answer_move(room, played, req.id, started, answered)
 
     async def resign(self, player: PlayerRecord, req: p.Resign) -> None:
         room = self._room(player.id)
