@@ -51,6 +51,9 @@ class Placement(Protocol):
     async def placed(self, race_id: int) -> None:
         """A new race, run here: hold it (or raise ``StorageUnavailable``)."""
 
+    async def unplaced(self, race_id: int) -> None:
+        """A new race dropped before it opened: let it go at once."""
+
     async def find(self, race: RaceRecord) -> Room:
         """The unfinished ``race``'s room here, adopted if no node runs it; or raise
         ``ProtocolError(RACE_ELSEWHERE)`` with the URL of the node that runs it."""
@@ -437,12 +440,33 @@ class Races(Rematches, Ghosts, Spectators):
         ranked = not practice and await self.store.claim_daily_attempt(
             game.id, day, player_id, record.id, self.wall_clock()
         )
+        if not practice and not ranked and self.placement is not None:
+            await self._lost_claim(player_id, game.id, day, record)
         room = self.new_room(record, game, limit, daily=_daily(day, ranked, challenge.par, practice))
         self.daily_rooms[key] = room
         self.seats[player_id] = room
         now = self.clock()
         room.join(player_id, name, now)  # a lobby of one, never stored: it starts at once
         await self.interpreter.run(room, room.start_now(player_id, now), reply=(player_id, req.id, "race_started"))
+
+    async def _lost_claim(self, player_id: int, game_id: str, day: str, record: RaceRecord) -> None:
+        """On a cluster, today's ranked attempt went to another race than ``record``: if that
+        attempt is not over, it was started on another node in the same moment (a newer
+        connection of the player's signed in there while this one's request was in flight).
+        Then ``record`` is dropped, and the player is sent to that attempt (``race_elsewhere``),
+        never given a second, unranked one beside it. Otherwise (it is over) ``record`` is
+        the player's unranked go, as on one process."""
+        assert self.placement is not None
+        ranked_id = await self.store.ranked_attempt(game_id, day, player_id)
+        ranked = None if ranked_id is None else await self.store.race(ranked_id)
+        if ranked is None or ranked.status == "finished":
+            return
+        await self.store.abandon_race(record.id)  # still open: nothing else refers to it
+        await self.placement.unplaced(record.id)
+        event(log, "daily_attempt_elsewhere", player=player_id, game=game_id, day=day, race=ranked.id)
+        await self.placement.find(ranked)  # raises race_elsewhere: it is not this node's
+        raise p.ProtocolError(p.ErrorCode.RACE_ELSEWHERE, f"your attempt is race {ranked.code}: start it again",
+                              url=None, race=ranked.code)
 
     async def hint(self, player: PlayerRecord, req: p.Hint) -> dict[str, Any]:
         """The next move of a winning line, when practising a past day only: the `hint_result`."""

@@ -55,6 +55,10 @@ class Placement:
         if not held:  # a new race's id is new: only a broken Redis could say otherwise
             raise StorageUnavailable(f"race {race_id} is held by another node")
 
+    async def unplaced(self, race_id: int) -> None:
+        """A race made here and dropped before it opened: its lease goes at once."""
+        await self.cluster.release(race_lease(race_id))
+
     async def find(self, race: RaceRecord) -> Room:
         room = self.races.rooms.get(race.code)
         if room is not None:
