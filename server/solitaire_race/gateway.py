@@ -248,6 +248,11 @@ class Gateway:
         """Take one frame from the transport, as it arrives; nothing to await."""
         session.frames.push(frame)
 
+    @staticmethod
+    def receiver(session: Session) -> Callable[[str | bytes], None]:
+        """``receive`` for ``session``, bound once: what the transport hands its frames to."""
+        return session.frames.push
+
     async def handle(self, session: Session, frame: str | bytes) -> None:
         """``receive``, then wait until everything the session received is served: for
         callers in the same process, such as benchmarks."""

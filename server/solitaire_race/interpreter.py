@@ -4,9 +4,9 @@
 the players in the room (through the ``Delivery``), move-log appends and results to the
 store before anything that acknowledges them, who is in a lobby, stuck searches. It also
 keeps each room's timer aimed at its next deadline, runs the stuck searches in slices and
-flushes the standings a few times a second. The move path (``answer_move``) uses the
-same pieces (``log_then``, ``check``) without a task: a move is answered from its log
-commit's callback.
+flushes the standings a few times a second. The move path (``answer_move``) does what
+``run`` does for a move's effects without a task: a move is answered from its log commit's
+callback.
 """
 
 from __future__ import annotations
@@ -131,16 +131,20 @@ class Interpreter:
         from their commit's callback (no task to wake), its answer sent, its stuck check
         queued and ``answered(request_id, error)``. Returns False if nothing was applied:
         answered at once, with nothing to make durable."""
-        if played.log is None:
+        logged = played.log
+        if logged is None:
             self._answer(room, played, request_id, started)
             return False
 
         def committed(error: BaseException | None) -> None:
             if error is None:
+                room.logged(logged)
                 self._answer(room, played, request_id, started)
+            else:
+                self._log_failed(room, logged, error)
             answered(request_id, error)
 
-        self.log_then(room, played.log, committed)
+        self._append(room, logged, committed)
         return True
 
     def _answer(self, room: Room, played: Played, request_id: Any, started: float) -> None:
@@ -151,22 +155,16 @@ class Interpreter:
             self.delivery.send(racer_id, message)
         if played.check is not None:
             self.check(room, played.check)
-        self.observe_move(started)
+        self._move_seconds.observe(time.perf_counter() - started)
 
-    def log_then(self, room: Room, effect: LogMoves, then: Callable[[BaseException | None], None]) -> None:
-        """Append a move's entries; ``then(None)`` once they are durable (the room told),
-        or ``then(error)`` (the room keeps them for the racer's next append): from the
-        commit's callback, with no task to wake. The move path."""
+    def _log_failed(self, room: Room, effect: LogMoves, error: BaseException) -> None:
+        room.log_failed(effect)  # kept for the racer's next append
+        if isinstance(error, Fenced):
+            self.fenced(room)
 
-        def committed(error: BaseException | None) -> None:
-            if error is None:
-                room.logged(effect)
-            else:
-                room.log_failed(effect)
-                if isinstance(error, Fenced):
-                    self.fenced(room)
-            then(error)
-
+    def _append(self, room: Room, effect: LogMoves, committed: Callable[[BaseException | None], None]) -> None:
+        """Hand ``effect``'s entries to the store, under the race's epoch; ``committed``
+        is told how their commit went."""
         try:
             epoch = self.epochs.get(room.race_id)
             if epoch is None:
@@ -183,9 +181,15 @@ class Interpreter:
             raise
 
     async def _log(self, room: Room, effect: LogMoves) -> None:
+        """Append a move's entries and return once they are durable (the room told), or
+        raise (the room keeps them for the racer's next append)."""
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
-        def settle(error: BaseException | None) -> None:
+        def committed(error: BaseException | None) -> None:
+            if error is None:
+                room.logged(effect)
+            else:
+                self._log_failed(room, effect, error)
             if done.done():
                 return
             if error is None:
@@ -193,7 +197,7 @@ class Interpreter:
             else:
                 done.set_exception(error)
 
-        self.log_then(room, effect, settle)
+        self._append(room, effect, committed)
         await done
 
     async def _save_entrants(self, room: Room, effect: SaveEntrants) -> None:

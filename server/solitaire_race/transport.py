@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import mimetypes
 import re
@@ -138,7 +137,7 @@ class Server:
             address = given[-1].strip() if given else address  # the proxy's is the last one
         session = self.gateway.connect(WebSocketPeer(connection, self.config.max_send_buffer, self._dropped), address)
         self.sessions[connection] = session
-        return functools.partial(self.gateway.receive, session)
+        return self.gateway.receiver(session)
 
     def closed(self, connection: Connection) -> None:
         self.connections.discard(connection)
