@@ -629,36 +629,45 @@ async def test_one_players_daily_started_on_two_nodes_at_once_is_one_ranked_atte
     # The player's older connection (on a) asks for today's challenge; before a has
     # claimed the ranked attempt, a newer connection signs in on b and asks too. A lock on
     # daily_attempts, held by the test, holds both claims until both are waiting, so they
-    # meet for certain: a's comes first and wins. b's lost claim must send the player to
-    # a's attempt, not seat them in a second, unranked one while the ranked one runs alone.
+    # meet for certain, and one of them wins. The node whose claim lost must send the player
+    # to the winner's attempt, not seat them in a second, unranked one beside it.
     a, b = cluster("a"), cluster("b")
     await until(lambda: _challenges(pg), 10)
     first = await player(a, "Twice")
     daily_races = "SELECT count(*) FROM races WHERE kind = 'daily'"
     waiting = "SELECT count(*) FROM pg_locks WHERE relation = 'daily_attempts'::regclass AND NOT granted"
     holder = await asyncpg.connect(databases._dsn(pg.name or ""))
+    second = await Connection.open(b.url)
+    tasks: list[asyncio.Task[dict[str, Any]]] = []
     try:
         transaction = holder.transaction()
         await transaction.start()
         await holder.execute("LOCK TABLE daily_attempts IN EXCLUSIVE MODE")
-        on_a = asyncio.create_task(first.request({"type": "start_daily", "game": GAME}))
+        tasks.append(asyncio.create_task(first.request({"type": "start_daily", "game": GAME})))
         await until(lambda: _at_least(pg, waiting, 1), 10)  # a's claim waits
-        second = await Connection.open(b.url)
         assert (await second.request({"type": "hello", "token": first.token}))["type"] == "welcome"
-        on_b = asyncio.create_task(second.request({"type": "start_daily", "game": GAME}))
+        tasks.append(asyncio.create_task(second.request({"type": "start_daily", "game": GAME})))
         await until(lambda: _at_least(pg, waiting, 2), 10)  # and b's
         assert await scalar(pg, daily_races) == 2
-        await transaction.rollback()  # the claims go on, a's first
+        await transaction.rollback()  # the claims go on
+        resumed = await asyncio.wait_for(tasks[1], TIMEOUT)
+        assert resumed["type"] == "race_started" and resumed["daily"]["ranked"] is True, resumed
+        ranked_race = await scalar(pg, "SELECT race_id FROM daily_attempts")
+        assert resumed["code"] == await scalar(pg, "SELECT code FROM races WHERE id = ?", ranked_race)
+        # The losing node's race is dropped: no second attempt (a's may still be dropping it).
+        await until(lambda: _exactly(pg, daily_races, 1), 10)
+        assert a.events("daily_attempt_elsewhere") + b.events("daily_attempt_elsewhere") == 1
     finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)  # the older connection was replaced
         await holder.close()
-    resumed = await asyncio.wait_for(on_b, TIMEOUT)
-    assert resumed["type"] == "race_started" and resumed["daily"]["ranked"] is True, resumed
-    ranked_race = await scalar(pg, "SELECT race_id FROM daily_attempts")
-    assert resumed["code"] == await scalar(pg, "SELECT code FROM races WHERE id = ?", ranked_race)
-    assert await scalar(pg, daily_races) == 1  # b's record dropped: no second attempt
-    await asyncio.gather(on_a, return_exceptions=True)  # the older connection was replaced
-    await second.close()
-    await first.close()
+        await second.close()
+        await first.close()
+
+
+async def _exactly(pg: Database, sql: str, count: int) -> bool:
+    return bool(await scalar(pg, sql) == count)
 
 
 async def _at_least(pg: Database, sql: str, count: int) -> bool:

@@ -1,8 +1,8 @@
 """The connection gateway: sessions, their frames served in order, decoding and dispatching
 requests, encoding replies.
 
-The transport hands it each connection's ``Peer`` and frames (``connect``, ``receive``,
-``disconnect``). Each frame is rate-limited, decoded and checked (``protocol.py``), then
+The transport hands it each connection's ``Peer`` and frames (``connect``, then each frame
+to ``receiver(session)``, ``disconnect``). Each frame is rate-limited, decoded and checked (``protocol.py``), then
 answered here (identity: ``identity.py``; read-only data: ``queries.py``) or handed to
 ``Races`` with the player it comes from. Races reach players back through the ``Outbox``,
 by player id: the gateway is the only part that knows which connection a player is on.
@@ -216,7 +216,7 @@ class Gateway:
         self._new_identities: dict[str, TokenBucket] = {}  # client address -> its new identities' bucket
         self.cluster: ClusterPresence | None = None  # on a node of a cluster: what the nodes tell each other
         # Requests answered with data (the reply's fields), and those that act on a race
-        # (which answer through the outbox); ``move`` has a path of its own (``_move``).
+        # (which answer through the outbox); ``move`` has a path of its own (``Races.move``).
         self._answers: dict[type, Callable[[Session, Any], Coroutine[Any, Any, dict[str, Any]]]] = {
             p.Ping: self._ping, p.ListGames: self._list_games, p.ListRaces: self._list_races, p.Daily: self._daily,
             p.Leaderboard: self._leaderboard, p.Profile: self._profile, p.Hint: self._hint, p.Replay: self._replay,

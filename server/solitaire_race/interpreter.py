@@ -137,18 +137,20 @@ class Interpreter:
             return False
 
         def committed(error: BaseException | None) -> None:
-            if error is None:
-                room.logged(logged)
-                self._answer(room, played, request_id, started)
-            else:
-                self._log_failed(room, logged, error)
-            answered(request_id, error)
+            try:
+                if error is None:
+                    room.logged(logged)
+                    self._answer(room, played, request_id, started)
+                else:
+                    self._log_failed(room, logged, error)
+            finally:  # whatever happened above, the connection's next frame is served
+                answered(request_id, error)
 
         self._append(room, logged, committed)
         return True
 
     def _answer(self, room: Room, played: Played, request_id: Any, started: float) -> None:
-        racer_id, message = played.answer.to[0], played.answer.message
+        (racer_id,), message = played.answer.to, played.answer.message  # the racer's alone (Played)
         if self.seated(room, racer_id):
             if request_id is not None:
                 message["id"] = request_id  # made for this racer alone: no copy needed

@@ -1,8 +1,8 @@
 """Races: the rooms by join code, who sits in which, and every racing request.
 
 ``Races`` answers the requests that act on a race (create, join, leave, ready, start,
-move, resign, a daily attempt, a practice hint; a rematch in ``rematches.py``, a race
-against a ghost in ``ghosts.py``), each for a player id: it knows players,
+move, resign, a practice hint; a daily attempt in ``daily_attempts.py``, a rematch in
+``rematches.py``, a race against a ghost in ``ghosts.py``), each for a player id: it knows players,
 never connections. Messages reach players through the ``Delivery`` it is given, and only
 those who sit in the room they come from (``seated``): a player sits in the room their
 current connection created or joined, until they leave it, move on to another race, or
@@ -24,7 +24,7 @@ from . import protocol as p
 from . import solver
 from .config import Config
 from .daily import candidate_deals, utc_day
-from .daily_planner import DailyNotReady
+from .daily_attempts import DailyAttempts, daily_field
 from .engine import Game
 from .ghosts import Ghosts
 from .interpreter import Delivery, Interpreter
@@ -34,7 +34,7 @@ from .queries import Queries
 from .rematches import Rematches
 from .room import Ghost, Room, RoomError, Series, Status
 from .spectators import Spectators
-from .store import CodeTaken, DailyChallengeRecord, FinishedRaceRecord, PlayerRecord, RaceRecord, Store
+from .store import CodeTaken, FinishedRaceRecord, PlayerRecord, RaceRecord, Store
 
 log = logging.getLogger("solitaire_race.races")
 
@@ -54,6 +54,9 @@ class Placement(Protocol):
     async def unplaced(self, race_id: int) -> None:
         """A new race dropped before it opened: let it go at once."""
 
+    async def held_elsewhere(self, race_id: int) -> bool:
+        """Whether another live node holds the race (or raise ``StorageUnavailable``)."""
+
     async def find(self, race: RaceRecord) -> Room:
         """The unfinished ``race``'s room here, adopted if no node runs it; or raise
         ``ProtocolError(RACE_ELSEWHERE)`` with the URL of the node that runs it."""
@@ -69,7 +72,7 @@ def new_join_code() -> str:
     return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
 
 
-class Races(Rematches, Ghosts, Spectators):
+class Races(DailyAttempts, Rematches, Ghosts, Spectators):
     def __init__(
         self, *, store: Store, secret: bytes, config: Config, clock: Callable[[], float],
         wall_clock: Callable[[], datetime], queries: Queries, delivery: Delivery, metrics: Metrics,
@@ -332,7 +335,7 @@ class Races(Rematches, Ghosts, Spectators):
         challenge = await self.store.find_daily_challenge(race.game, race.daily_date)
         # A practice attempt is an unranked one of a day before the one it was made on.
         practice = not ranked and race.daily_date < utc_day(race.created_at).isoformat()
-        return _daily(race.daily_date, ranked, challenge.par if challenge else None, practice)
+        return daily_field(race.daily_date, ranked, challenge.par if challenge else None, practice)
 
     async def leave_race(self, player: PlayerRecord, req: p.LeaveRace) -> None:
         player_id = player.id
@@ -384,90 +387,7 @@ class Races(Rematches, Ghosts, Spectators):
         room = self._room(player.id)
         await self.interpreter.run(room, room.resign(player.id, self.clock()), reply=(player.id, req.id))
 
-    # --- daily challenges --------------------------------------------------------------
-    async def start_daily(self, player: PlayerRecord, req: p.StartDaily) -> None:
-        """Start or resume the player's attempt, one request at a time per player on this
-        node: a newer connection's request (the older connection's may still be in flight
-        when the newer signs in) waits for the older one's, then resumes the attempt it
-        started. (So a start of another game waits too, while today's deal is being chosen.)"""
-        async with self._daily_starts.hold(player.id):
-            if self.stopping:  # waited through the shutdown: the connection is closing
-                raise p.ProtocolError(p.ErrorCode.NOT_ALLOWED, "the server is restarting: start it again then")
-            await self._start_daily(player, req)
-
-    async def _start_daily(self, player: PlayerRecord, req: p.StartDaily) -> None:
-        player_id, name = player.id, player.name
-        game = self.queries.game(req.game)
-        today, when = self.queries.today(), self.queries.day(req.date)
-        day = when.isoformat()
-        key = (player_id, game.id, day)
-        current = self.daily_rooms.get(key)
-        if current is None and self.placement is not None:  # an attempt another node may run
-            running = await self.store.running_daily_race(player_id, game.id, day)
-            current = None if running is None else await self.placement.find(running)
-        resuming = current is not None and current.status is Status.RUNNING
-        practice = when < today  # a past day's deal: never ranked, hints allowed (docs/fair-play.md)
-        challenge: DailyChallengeRecord | None = None
-        if practice and not resuming:  # refused before anything changes
-            if not self.queries.practice_open(when):
-                raise p.ProtocolError(
-                    p.ErrorCode.NOT_ALLOWED,
-                    f"the challenges of {day} can be practised once its last ranked attempts are over "
-                    f"({self.config.time_limit_s // 60} minutes after midnight UTC)",
-                )
-            challenge = await self.store.find_daily_challenge(game.id, day)
-            if challenge is None:
-                raise p.ProtocolError(p.ErrorCode.NOT_FOUND, f"no daily challenge of {day} for {game.id}")
-        elif not resuming:
-            try:  # usually a read; it waits only while the day's deal is being chosen
-                challenge = await self.queries.challenge(game.id, today)
-            except DailyNotReady as exc:
-                raise p.ProtocolError(p.ErrorCode.NOT_FOUND, str(exc)) from None
-        await self._leave_finished(player_id)
-        if current is not None and resuming:
-            seat = self.seats.get(player_id)
-            if seat is not None and seat is not current:
-                raise p.ProtocolError(p.ErrorCode.ALREADY_IN_RACE, f"leave race {seat.code} first")
-            self.seats[player_id] = current  # the attempt in progress: resume it, clock still running
-            await self.interpreter.run(
-                current, current.join(player_id, name, self.clock()), reply=(player_id, req.id, "race_started")
-            )
-            return
-        assert challenge is not None  # looked up above: a refusal comes before anything changes
-        self._free(player_id)
-        limit = self.config.time_limit_s
-        record = await self._new_race_record(game.id, challenge.deal_number, True, player_id, limit, daily_date=day)
-        ranked = not practice and await self.store.claim_daily_attempt(
-            game.id, day, player_id, record.id, self.wall_clock()
-        )
-        if not practice and not ranked and self.placement is not None:
-            await self._lost_claim(player_id, game.id, day, record)
-        room = self.new_room(record, game, limit, daily=_daily(day, ranked, challenge.par, practice))
-        self.daily_rooms[key] = room
-        self.seats[player_id] = room
-        now = self.clock()
-        room.join(player_id, name, now)  # a lobby of one, never stored: it starts at once
-        await self.interpreter.run(room, room.start_now(player_id, now), reply=(player_id, req.id, "race_started"))
-
-    async def _lost_claim(self, player_id: int, game_id: str, day: str, record: RaceRecord) -> None:
-        """On a cluster, today's ranked attempt went to another race than ``record``: if that
-        attempt is not over, it was started on another node in the same moment (a newer
-        connection of the player's signed in there while this one's request was in flight).
-        Then ``record`` is dropped, and the player is sent to that attempt (``race_elsewhere``),
-        never given a second, unranked one beside it. Otherwise (it is over) ``record`` is
-        the player's unranked go, as on one process."""
-        assert self.placement is not None
-        ranked_id = await self.store.ranked_attempt(game_id, day, player_id)
-        ranked = None if ranked_id is None else await self.store.race(ranked_id)
-        if ranked is None or ranked.status == "finished":
-            return
-        await self.store.abandon_race(record.id)  # still open: nothing else refers to it
-        await self.placement.unplaced(record.id)
-        event(log, "daily_attempt_elsewhere", player=player_id, game=game_id, day=day, race=ranked.id)
-        await self.placement.find(ranked)  # raises race_elsewhere: it is not this node's
-        raise p.ProtocolError(p.ErrorCode.RACE_ELSEWHERE, f"your attempt is race {ranked.code}: start it again",
-                              url=None, race=ranked.code)
-
+    # --- practice hints ---------------------------------------------------------------
     async def hint(self, player: PlayerRecord, req: p.Hint) -> dict[str, Any]:
         """The next move of a winning line, when practising a past day only: the `hint_result`."""
         player_id = player.id
@@ -496,11 +416,6 @@ class Races(Rematches, Ghosts, Spectators):
         database, with their players, and resume when the server starts again."""
         self.stopping = True
         self.interpreter.stop()
-
-
-def _daily(day: str, ranked: bool, par: int | None, practice: bool) -> dict[str, Any]:
-    """The ``daily`` field of a daily attempt's messages."""
-    return {"date": day, "ranked": ranked, "par": par, "practice": practice}
 
 
 __all__ = ["CODE_ALPHABET", "Races", "RoomError", "new_join_code"]

@@ -59,6 +59,13 @@ class Placement:
         """A race made here and dropped before it opened: its lease goes at once."""
         await self.cluster.release(race_lease(race_id))
 
+    async def held_elsewhere(self, race_id: int) -> bool:
+        try:
+            holder, url = await self.cluster.owner_url(race_lease(race_id))
+        except (RedisError, OSError) as exc:
+            raise StorageUnavailable(f"the cluster's Redis cannot be reached: {exc}") from None
+        return holder is not None and url is not None and holder != self.cluster.node_id
+
     async def find(self, race: RaceRecord) -> Room:
         room = self.races.rooms.get(race.code)
         if room is not None:

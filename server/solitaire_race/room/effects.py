@@ -51,7 +51,7 @@ class Played(NamedTuple):
     """What ``play`` did, by name: the one shape of the hot path."""
 
     log: LogMoves | None  # the applied moves' entries, durable before ``answer`` is sent (None: none applied)
-    answer: Send  # the racer's `move_result`
+    answer: Send  # the racer's `move_result`: a new message, to them alone (the interpreter adds the request's id)
     check: CheckStuck | None  # a stuck search to run off the move path
     closing: list[Effect]  # the race ended with this move: its closing effects, after the answer
 
