@@ -123,3 +123,15 @@ async def test_the_instruction_count_harness_plays_every_line_through(tmp_path: 
     assert len(lines) == 2 and all(line for _, line in lines)
     played = await bench.play(3, lines, str(tmp_path))  # the third room reuses the first line
     assert played == bench.RACERS * (2 * len(lines[0][1]) + len(lines[1][1]))
+
+
+def test_the_server_instruction_count_serves_as_the_load_benchmark_does() -> None:
+    """bench/server_instructions.py starts the server with the load benchmark's options that
+    it has: without them this checkout's server would refuse the generator's new players
+    past 20 an hour (and hold results), and the count would stop at its first error."""
+    path = BENCH.with_name("server_instructions.py")
+    spec = importlib.util.spec_from_file_location("bench_server_instructions", path)
+    bench = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(bench)  # type: ignore[union-attr]
+    env = {"PYTHONPATH": str(BENCH.parents[1] / "server"), "PATH": "/usr/bin:/bin"}
+    assert bench.load_options(env) == ["--new-players-per-hour", "0", "--no-fair-play-holds"]
