@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from load import GENERATOR_CPU, SERVER_CPU, WsClient, pinned_to, read_frame, warm_up, ws_connect
+from load import GENERATOR_CPU, SERVER_CPU, WsClient, pinned_to, read_frame, warm_up, websocket_url, ws_connect
 
 PROBE_INTERVAL_S = 0.1  # per prober: 10 pings a second, half the default rate limit
 FLOOD_TIMEOUT_S = 10.0  # a flooder the server never closes is given up after this long
@@ -188,14 +188,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         server = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                   env={**os.environ, "PYTHONUNBUFFERED": "1"}, preexec_fn=pinned_to(SERVER_CPU))
         try:
-            url = None
-            for _ in range(200):
-                line = server.stdout.readline()  # type: ignore[union-attr]
-                if found := re.search(r"websocket (ws://[^\s,]+)", line):
-                    url = found.group(1)
-                    break
-                if not line:
-                    break
+            url = websocket_url(server)
             if url is None:
                 raise RuntimeError("the race server did not start")
             warm_up(url)

@@ -533,14 +533,24 @@ def start_server(
                "--daily-solver-nodes", "0", "--no-fair-play-holds", "--loop", loop, *extra]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
                             preexec_fn=pinned_to(SERVER_CPU))
-    for _ in range(200):
-        line = proc.stdout.readline()  # type: ignore[union-attr]
-        if m := re.search(r"websocket (ws://[^\s,]+)", line):
-            return proc, m.group(1)
+    ws_url = websocket_url(proc)
+    if ws_url is None:
+        proc.kill()
+        raise RuntimeError(f"the {kind} server did not start")
+    return proc, ws_url
+
+
+def websocket_url(proc: subprocess.Popen[str], lines: int = 200) -> str | None:
+    """The websocket URL a starting server prints, read from its first ``lines`` lines of
+    output (None if it never prints one: it failed to start)."""
+    assert proc.stdout is not None
+    for _ in range(lines):
+        line = proc.stdout.readline()
+        if found := re.search(r"websocket (ws://[^\s,]+)", line):
+            return found.group(1)
         if not line:
             break
-    proc.kill()
-    raise RuntimeError(f"the {kind} server did not start")
+    return None
 
 
 def warm_up(url: str) -> None:

@@ -37,6 +37,10 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # bench/load.py, whose generator drives the server
+
+from load import websocket_url  # noqa: E402
+
 SETTLE_S = 20.0  # after start-up: the planner's and migrations' work is not counted anyway, but let it end
 
 
@@ -52,15 +56,7 @@ def count(server_path: Path, seconds: float, racers: int) -> tuple[int, float]:
         ]
         server = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         try:
-            url = None
-            assert server.stdout is not None
-            for _ in range(400):  # the start-up lines, until the one naming the websocket URL
-                line = server.stdout.readline()
-                if found := re.search(r"websocket (ws://[^\s,]+)", line):
-                    url = found.group(1)
-                    break
-                if not line:
-                    break
+            url = websocket_url(server, lines=400)
             if url is None:
                 raise RuntimeError("the server did not start")
             time.sleep(SETTLE_S)
