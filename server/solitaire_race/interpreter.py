@@ -157,7 +157,7 @@ class Interpreter:
             self.delivery.send(racer_id, message)
         if played.check is not None:
             self.check(room, played.check)
-        self._move_seconds.observe(time.perf_counter() - started)
+        self.observe_move(started)
 
     def _log_failed(self, room: Room, effect: LogMoves, error: BaseException) -> None:
         room.log_failed(effect)  # kept for the racer's next append
