@@ -44,12 +44,13 @@ class Server:
         self.being_served: list[str] = []
         self.queue: FrameQueue | None = None
 
-    def __call__(self, frame: str | bytes) -> None:
+    def __call__(self, frame: str | bytes) -> bool:
         assert self.queue is not None and not self.being_served, "two frames served at once"
         self.served.append(str(frame))
         if frame in self.held:
             self.being_served.append(str(frame))
-            self.queue.hold()
+            return True  # finished later: finish() calls done()
+        return False
 
     def finish(self) -> None:
         assert self.queue is not None

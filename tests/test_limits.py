@@ -169,9 +169,9 @@ async def test_a_flood_is_served_in_turns_and_others_are_served_meanwhile(strict
     order: list[str] = []  # whose frames the gateway served, in order
     serve = gateway._serve
 
-    def recording(session: Any, frame: str | bytes) -> None:
+    def recording(session: Any, frame: str | bytes) -> bool:
         order.append("probe" if "probe" in str(frame) else "flood")
-        serve(session, frame)
+        return serve(session, frame)
 
     gateway._serve = recording  # type: ignore[method-assign]  # the connections' frame queues call it
     flooder, prober = await RawWebSocket.connect(strict), await Client.connect(strict)

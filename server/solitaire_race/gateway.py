@@ -77,8 +77,8 @@ class FrameQueue:
 
     Its invariants (each tested in tests/test_gateway.py):
     1. at most one frame is being served at a time: a frame whose serving cannot finish at
-       once (it awaits the store, or its move awaits the log commit) marks the queue
-       ``busy`` (``hold``) until ``done``;
+       once (it awaits the store, or its move awaits the log commit) keeps the queue
+       ``busy`` (``serve`` returns True) until ``done``;
     2. frames that arrive meanwhile wait, and are served in arrival order, as soon as the
        one before them is done;
     3. with ``high`` frames waiting the peer stops reading, and reads again once they are
@@ -91,9 +91,10 @@ class FrameQueue:
     __slots__ = ("_drained", "busy", "closed", "high", "low", "paused", "peer", "serve", "waiting")
 
     def __init__(
-        self, serve: Callable[[str | bytes], None], peer: Peer, high: int = INBOX_HIGH, low: int = INBOX_LOW
+        self, serve: Callable[[str | bytes], bool], peer: Peer, high: int = INBOX_HIGH, low: int = INBOX_LOW
     ) -> None:
-        self.serve = serve  # serves one frame: at once, or calling hold() now and done() later
+        # Serves one frame: at once (returns False), or later (returns True, then done() is called).
+        self.serve = serve
         self.peer = peer
         self.high, self.low = high, low
         self.busy = False
@@ -107,16 +108,12 @@ class FrameQueue:
         if self.closed:
             return
         if not self.busy:
-            self.serve(frame)
+            self.busy = self.serve(frame)
             return
         self.waiting.append(frame)
         if len(self.waiting) >= self.high and not self.paused:
             self.paused = True
             self.peer.pause_reading()
-
-    def hold(self) -> None:
-        """The frame being served finishes later: ``done`` will say so."""
-        self.busy = True
 
     def done(self) -> None:
         """The frame being served is done: serve those that waited, in order."""
@@ -127,7 +124,7 @@ class FrameQueue:
             if self.paused and len(waiting) <= self.low:
                 self.paused = False
                 self.peer.resume_reading()
-            self.serve(frame)
+            self.busy = self.serve(frame)
         if not self.busy and self._drained:
             drained, self._drained = self._drained, []
             for future in drained:
@@ -283,13 +280,14 @@ class Gateway:
             session.peer.close(1012, "server restarting: reconnect to resume your race")
 
     # --- one frame ---------------------------------------------------------------------
-    def _serve(self, session: Session, frame: str | bytes) -> None:
-        """Serve one frame: at once, or by holding the session's queue until it is done."""
+    def _serve(self, session: Session, frame: str | bytes) -> bool:
+        """Serve one frame: at once (False), or later (True: the session's queue is held
+        until it is done)."""
         self._frames_counted.inc()
         now = self.clock()
         if not session.bucket.allow(now):
             self._refuse(session, frame, now)
-            return
+            return False
         request_id = None
         try:
             request = p.decode(frame)
@@ -297,21 +295,20 @@ class Gateway:
             kind = type(request)
             player = session.player
             if type(request) is p.Move and player is not None:  # the usual frame, at saturation nearly every one
-                if self.races.move(player, request, session.moved):
-                    session.frames.hold()
-            elif isinstance(request, p.Hello):
-                self._await(session, self._hello(session, request), request_id)
-            elif player is None and not isinstance(request, p.ANONYMOUS):
+                return self.races.move(player, request, session.moved)
+            if isinstance(request, p.Hello):
+                return self._await(session, self._hello(session, request), request_id)
+            if player is None and not isinstance(request, p.ANONYMOUS):
                 raise p.ProtocolError(p.ErrorCode.NOT_IDENTIFIED, "say hello first")
-            elif isinstance(request, p.WatchRace):
-                self._await(session, self._watch(session, request), request_id)
-            elif kind in self._answers:
-                self._await(session, self._answer(session, request), request_id)
-            else:
-                assert player is not None
-                self._await(session, self._actions[kind](player, request), request_id)
+            if isinstance(request, p.WatchRace):
+                return self._await(session, self._watch(session, request), request_id)
+            if kind in self._answers:
+                return self._await(session, self._answer(session, request), request_id)
+            assert player is not None
+            return self._await(session, self._actions[kind](player, request), request_id)
         except Exception as exc:
             self._fail(session, exc, request_id)
+            return False
 
     def _refuse(self, session: Session, frame: str | bytes, now: float) -> None:
         """A frame over the rate limit: refused, and the connection closed once the refused
@@ -335,10 +332,10 @@ class Gateway:
         session.frames.close()
         session.peer.refuse(1008, "too many messages")
 
-    def _await(self, session: Session, work: Coroutine[Any, Any, None], request_id: Any) -> None:
-        """Serve the rest of a frame in a task; the session's next frames wait for it."""
-        session.frames.hold()
+    def _await(self, session: Session, work: Coroutine[Any, Any, None], request_id: Any) -> bool:
+        """Serve the rest of a frame in a task; the session's next frames wait for it (True)."""
         session.task = asyncio.create_task(self._finish(session, work, request_id))
+        return True
 
     async def _finish(self, session: Session, work: Coroutine[Any, Any, None], request_id: Any) -> None:
         try:

@@ -44,7 +44,9 @@ def item_changes(key: str, before: Sequence[T], after: Sequence[T], render: Call
     untouched pile costs one identity test."""
     if len(before) != len(after):
         return [[key, [render(item) for item in after]]]
-    return [[key, i, render(b)] for i, (a, b) in enumerate(zip(before, after, strict=True)) if a is not b and a != b]
+    return [
+        [key, i, render(after[i])] for i in range(len(after)) if before[i] is not after[i] and before[i] != after[i]
+    ]
 
 
 def apply(view: Mapping[str, Any], changes: Sequence[Sequence[Any]]) -> dict[str, Any]:
