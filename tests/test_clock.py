@@ -1,4 +1,4 @@
-"""Clock: each test quotes the rules.md line it checks."""
+"""Clock: each test quotes the docs/games/rules.md line it checks."""
 
 from __future__ import annotations
 

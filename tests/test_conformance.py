@@ -109,7 +109,7 @@ def playout(game: Game[Any], deal: int, *, probe_every: int = 20) -> None:
 
 
 def reference_outcome(game: Game[Any], state: Any) -> Outcome:
-    """rules.md's stuck test written plainly, without the engine's shortcuts: breadth-first
+    """docs/games/rules.md's stuck test written plainly, without the engine's shortcuts: breadth-first
     over the moves that are not shuttles, until a position has a productive legal move
     (playing), the search's bound is reached (playing: the benefit of the doubt), or
     nothing is left to try (stuck)."""

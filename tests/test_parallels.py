@@ -1,5 +1,5 @@
 """Parallels (and the two-deck rules it shares with Patriarchs): each test quotes the
-rules.md line it checks."""
+docs/games/rules.md line it checks."""
 
 from __future__ import annotations
 

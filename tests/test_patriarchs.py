@@ -1,4 +1,4 @@
-"""Patriarchs: each test quotes the rules.md line it checks. The deck and the foundation
+"""Patriarchs: each test quotes the docs/games/rules.md line it checks. The deck and the foundation
 moves shared with Parallels (two_deck.py) are tested in test_parallels.py too; here they are
 checked through Patriarchs' own sources (tableau slots and the waste)."""
 

@@ -1,4 +1,4 @@
-"""Perseverance, Perseverance A and Cruel: each test quotes the rules.md line it checks."""
+"""Perseverance, Perseverance A and Cruel: each test quotes the docs/games/rules.md line it checks."""
 
 from __future__ import annotations
 

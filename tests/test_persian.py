@@ -1,4 +1,4 @@
-"""Persian Patience: every rule bullet of rules.md, the notation, and won/stuck detection.
+"""Persian Patience: every rule bullet of docs/games/rules.md, the notation, and won/stuck detection.
 
 States are mostly built by hand (``state(...)`` below) so each test shows exactly the
 position it is about. Hand-built positions need not hold all 64 cards.

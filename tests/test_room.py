@@ -190,7 +190,7 @@ def test_illegal_move_rejected_with_reason_and_no_effect() -> None:
 
 
 def test_batch_stops_at_first_illegal_move_earlier_ones_stay() -> None:
-    """rules.md: "A client may send several moves in one message; the server applies them in
+    """docs/games/rules.md: "A client may send several moves in one message; the server applies them in
     order and stops at the first illegal one (earlier ones stay applied)." """
     room, _ = running_room()
     e = room.play(1, [WINNING_LINE[0], "zz", WINNING_LINE[1]], now=5.0).effects

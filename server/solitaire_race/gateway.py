@@ -170,7 +170,7 @@ class ClusterPresence(Protocol):
 
 
 class Outbox:
-    """Who is connected now, by player id: how races reach players (``effects.Delivery``).
+    """Who is connected now, by player id: how races reach players (``interpreter.Delivery``).
     A connection watching a race is under its own id negated (``Gateway._watch``)."""
 
     def __init__(self) -> None:

@@ -28,7 +28,7 @@ from typing import Protocol, cast
 from websockets.datastructures import Headers
 from websockets.frames import CloseCode, Frame, Opcode
 from websockets.http11 import Request, Response
-from websockets.protocol import CONNECTING, OPEN
+from websockets.protocol import State
 from websockets.server import ServerProtocol
 from websockets.typing import LoggerLike
 
@@ -63,9 +63,10 @@ MAX_FRAGMENTS = 64  # frames in one message: a message of 64 KiB in one-byte fra
 SLICE_BYTES = 512
 TURN_FRAMES = 16
 TURN_BYTES = 16 * 1024
-# Read for every frame: a module constant is read in ~8 ns, ``Opcode.TEXT`` in ~110 ns on
-# CPython 3.11 (an enum's class attribute goes through its metaclass; measured).
+# Enum members read for every frame, bound to names once (the one speed idiom of the move
+# path, explained in docs/performance.md, "Enum members bound to names").
 _TEXT, _BINARY, _CONT = Opcode.TEXT, Opcode.BINARY, Opcode.CONT
+_OPEN, _CONNECTING = State.OPEN, State.CONNECTING
 
 
 class Site(Protocol):
@@ -125,9 +126,9 @@ class Connection(asyncio.Protocol):
         # Every read comes here, a move at a time at saturation: the common case first.
         self.heard = True
         state = self.protocol.state
-        if state is OPEN and not self.unread and len(data) <= SLICE_BYTES:
+        if state is _OPEN and not self.unread and len(data) <= SLICE_BYTES:
             self._receive(data)  # a message or a few: at once
-        elif state is CONNECTING:
+        elif state is _CONNECTING:
             self._request_bytes(data)
         else:  # a big read, a read after one left for the next turn, or the closing handshake
             self._feed(self.unread + data if self.unread else data)
@@ -214,7 +215,7 @@ class Connection(asyncio.Protocol):
         self.protocol.send_response(response)
         self._send_out()
         rest, self.head = self.head, b""
-        if self.protocol.state is not OPEN:  # a plain HTTP answer: websockets ends the stream after it
+        if self.protocol.state is not _OPEN:  # a plain HTTP answer: websockets ends the stream after it
             self._reading()  # to see the end of the client's (what it sent after is not read)
             return
         assert self.deadline is not None
@@ -241,7 +242,7 @@ class Connection(asyncio.Protocol):
         frame = self._frame
         for event in events:
             frame(event)  # type: ignore[arg-type]  # once open, events are frames
-        if protocol.state is not OPEN:
+        if protocol.state is not _OPEN:
             self._watch_close()
         return len(events)
 
@@ -311,7 +312,7 @@ class Connection(asyncio.Protocol):
             return
         # Once closing, the gateway's hold ends: reading goes on to see the client's close
         # frame and the end of its stream.
-        if self.unread or (self.held and self.protocol.state is OPEN):
+        if self.unread or (self.held and self.protocol.state is _OPEN):
             transport.pause_reading()
         else:
             transport.resume_reading()
@@ -319,19 +320,19 @@ class Connection(asyncio.Protocol):
     # --- frames out ----------------------------------------------------------------------
     def send_text(self, data: bytes) -> None:
         """Send one message, already encoded as UTF-8; nothing once the websocket closes."""
-        if self.protocol.state is OPEN:
+        if self.protocol.state is _OPEN:
             self.protocol.send_text(data)
             self._send_out()
 
     def ping(self) -> None:
-        if self.protocol.state is OPEN:
+        if self.protocol.state is _OPEN:
             self.protocol.send_ping(b"")
             self._send_out()
 
     def close(self, code: int, reason: str) -> None:
         """Start the closing handshake; the connection is lost once the client answers, or
         after ``timeout``."""
-        if self.protocol.state is OPEN:
+        if self.protocol.state is _OPEN:
             self.protocol.send_close(code, reason)
             self._send_out()
             self._watch_close()
@@ -342,7 +343,7 @@ class Connection(asyncio.Protocol):
         client still sends is read only to see its end of the stream (websockets discards
         it): reading is not paused any more, even by the gateway."""
         self.deliver, self.fragments, self.unread, self.held = None, (), b"", False
-        if self.protocol.state is OPEN:
+        if self.protocol.state is _OPEN:
             self.protocol.fail(code, reason)
             self._send_out()
         self._watch_close()

@@ -41,9 +41,8 @@ class Outcome(str, enum.Enum):
     STUCK = "stuck"  # lost: no move left that could ever bring another card home
 
 
-# The members ``assess`` returns after every move, bound to names once: on Python 3.11 a
-# read off an enum class takes CPython's slow attribute path, its metaclass defining
-# ``__getattr__`` (docs/performance.md, "Design decisions").
+# Members ``assess`` returns after every move, bound to names once (the move path's one
+# speed idiom: docs/performance.md, "Enum members bound to names").
 _WON, _PLAYING = Outcome.WON, Outcome.PLAYING
 
 
@@ -151,7 +150,7 @@ class Game(ABC, Generic[S]):
         return p.home == p.total
 
     def is_shuttle(self, state: S, move: Move) -> bool:
-        """True for a legal move that cannot open anything (rules.md: shuttling)."""
+        """True for a legal move that cannot open anything (docs/games/rules.md: shuttling)."""
         return False
 
     def has_productive_move(self, state: S) -> bool:

@@ -6,7 +6,7 @@ foundations (``piles.TwoWayFoundations``). This module owns, once for both games
 - the 96-card deck that the shuffle permutes (``two_deck``);
 - moving a card home and shifting a foundation's top card to the other foundation of its
   suit, with their legality checks and messages;
-- the shuttle test (rules.md, "Common to every game"): a shift of a suit is a shuttle when
+- the shuttle test (docs/games/rules.md, "Common to every game"): a shift of a suit is a shuttle when
   no card of that suit is playable, because shifting then cannot open anything;
 - progress (cards on the foundations, out of 104);
 - how a slot shows in a view: a card's code, None for an empty slot (``slot_code``);

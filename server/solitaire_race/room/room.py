@@ -44,10 +44,8 @@ from .results import Result, rank, verify
 from .series import Series
 from .status import RoomError, Status
 
-# The enum members ``play`` reads on every move, bound to names once: on Python 3.11 a
-# read off an enum class takes CPython's slow attribute path (its metaclass defines
-# ``__getattr__``), about a thousand instructions each (docs/performance.md, "Design
-# decisions").
+# Enum members ``play`` reads on every move, bound to names once (the move path's one speed
+# idiom: docs/performance.md, "Enum members bound to names").
 _RUNNING, _PLAYING, _WON, _STUCK = Status.RUNNING, Outcome.PLAYING, Outcome.WON, Outcome.STUCK
 _STILL_PLAYING = RacerOutcome.PLAYING
 MAX_MOVES_PER_MESSAGE = 64
