@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import ColumnClause, ColumnElement, Integer, Select, and_, bindparam, func, literal_column, or_, select
+from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute, aliased
 
@@ -97,7 +98,8 @@ async def _count_players(session: AsyncSession, where: list[ColumnElement[bool]]
     return int(await session.scalar(select(func.count(func.distinct(Result.player_id))).where(*where)) or 0)
 
 
-def _result_entry(row: Any) -> LeaderboardEntry:
+# ``*tuple[Any, ...]``: the row's columns, which mypy cannot type (they come from the board's subqueries).
+def _result_entry(row: Row[*tuple[Any, ...]]) -> LeaderboardEntry:
     return LeaderboardEntry(
         rank=row.position,
         player_id=row.player_id,
@@ -198,7 +200,9 @@ _ANY_ROWID: ColumnClause[int] = literal_column("rowid")  # in a subquery with on
 
 
 @functools.cache
-def _stats_statements(board: str, with_viewer: bool, dialect: str = "sqlite") -> tuple[Select[Any], Select[Any]]:
+def _stats_statements(
+    board: str, with_viewer: bool, dialect: str = "sqlite"
+) -> tuple[Select[*tuple[Any, ...]], Select[int]]:
     """``stats_board``'s statement and its board-size fallback, built once per board: the
     statement is large, and building it (and SQLAlchemy's cache key for it) on every call
     cost more than SQLite takes to run it. Parameters: ``game``, ``min_games`` (win rate),

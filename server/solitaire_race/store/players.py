@@ -12,9 +12,9 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Final
+from typing import Final
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import Select, bindparam, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -40,7 +40,7 @@ def keyed(name: str) -> tuple[str, str]:
 
 
 @functools.cache
-def by_key() -> Any:
+def by_key() -> Select[Player]:
     # Built once, as the store's other hot statements (docs/performance.md, "Design decisions").
     return select(Player).where(Player.name_key == bindparam("key"))
 

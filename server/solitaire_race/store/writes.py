@@ -8,16 +8,21 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from sqlalchemy import Float, and_, bindparam, case, cast, delete, func, insert, or_, select, update
+from sqlalchemy import Float, Select, and_, bindparam, case, cast, delete, func, insert, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.dml import Delete, Insert, ReturningUpdate
 
 from ..results import RacerOutcome, rank_key
 from .errors import Fenced, NotFound, RaceStateError
-from .models import DailyAttempt, MoveLog, Player, PlayerStats, Race, RaceEntry, Result
+from .models import Base, DailyAttempt, MoveLog, Player, PlayerStats, Race, RaceEntry, Result
 from .records import RaceStatus
+
+# A race's status change (``_transition_statement``): UPDATE ... RETURNING game, deal_number, live_boards.
+Transition = ReturningUpdate[str, int, bool]
 
 HELD_CLASS = 2  # a held result's rank_class: the boards read classes 0 (won) and 1 only
 UNRANKED_CLASS = 3  # a result of a race with live boards (its racers could see each other's): on no board
@@ -47,7 +52,7 @@ def banned_players(session: Session, player_ids: Sequence[int]) -> set[int]:
 
 
 @functools.cache
-def stats_upsert(dialect: str = "sqlite") -> Any:
+def stats_upsert(dialect: str = "sqlite") -> sqlite.Insert | postgresql.Insert:
     """INSERT a racer's first result of a game, or fold it into their row (built once per
     dialect: SQLite's and PostgreSQL's ``INSERT ... ON CONFLICT DO UPDATE`` are the same
     statement, each built with its dialect's ``insert``)."""
@@ -104,13 +109,13 @@ def update_stats(session: Session, game: str, rows: Sequence[dict[str, Any]]) ->
 
 
 class Statements(NamedTuple):
-    """Statements of the race lifecycle's writes, built once (``_statements``): building
+    """Statements of the race lifecycle's writes, built once (``statements()``): building
     one (coercing its clauses, each time) cost more than SQLite's work to run it."""
 
-    add_entries: Any
-    drop_entries: Any
-    ranked_date: Any
-    add_results: Any
+    add_entries: Insert
+    drop_entries: Delete
+    ranked_date: Select[str]
+    add_results: Insert
 
 
 @functools.cache
@@ -124,7 +129,7 @@ def statements() -> Statements:
     )
 
 
-def _transition_statement(to: RaceStatus, **values: Any) -> Any:
+def _transition_statement(to: RaceStatus, **values: Any) -> Transition:
     """UPDATE a race from the status bound as ``frm`` to ``to``, setting ``values``, and
     return its game, deal number and whether its boards are live; the race is bound as ``race_id``."""
     races = Race.__table__.c
@@ -135,7 +140,7 @@ def _transition_statement(to: RaceStatus, **values: Any) -> Any:
 
 
 @functools.cache
-def start_statement() -> Any:
+def start_statement() -> Transition:
     # Its entries will come after every entry there is: SQLite gives a new row the largest
     # rowid plus one, and the journal never deletes. On PostgreSQL ``move_log.id`` comes
     # from a sequence (BIGINT, migration 0009), whose nextval() hands out ever larger values
@@ -151,12 +156,12 @@ def start_statement() -> Any:
 
 
 @functools.cache
-def finish_statement() -> Any:
+def finish_statement() -> Transition:
     return _transition_statement("finished", finished_at=bindparam("finished_at", type_=Race.finished_at.type))
 
 
 def transition(
-    session: Session, statement: Any, race_id: int, frm: RaceStatus, **values: Any
+    session: Session, statement: Transition, race_id: int, frm: RaceStatus, **values: Any
 ) -> tuple[str, int, bool]:
     """Run a ``_transition_statement`` on the race inside the caller's transaction and
     return its (game, deal number, live boards), or raise NotFound / RaceStateError."""
@@ -175,18 +180,7 @@ def replace_entries(session: Session, race_id: int, player_ids: Sequence[int]) -
         session.execute(statements().add_entries, [{"race_id": race_id, "player_id": p} for p in player_ids])
 
 
-def execute_count(statement: Any) -> Callable[[Session], int]:
-    """A job running one UPDATE or DELETE: how many rows it changed."""
-
-    def write(session: Session) -> int:
-        count = session.execute(statement).rowcount  # type: ignore[attr-defined]
-        session.commit()
-        return int(count)
-
-    return write
-
-
-def insert_unless_present(row: Any) -> Callable[[Session], bool]:
+def insert_unless_present(row: Base) -> Callable[[Session], bool]:
     """A job inserting ``row``: False (nothing written) if its key is already taken."""
 
     def write(session: Session) -> bool:
