@@ -11,10 +11,11 @@ import subprocess
 import sys
 import urllib.request
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from solitaire_race.cli import main
+from solitaire_race.cli import main, render_board
 from solitaire_race.config import SECRET_ENV
 from solitaire_race.engine import all_games, get_game, replay
 from solitaire_race.solver import solve
@@ -67,6 +68,14 @@ def hint_of(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     code = main(["hint", *args])
     out = capsys.readouterr().out.splitlines()
     return code, out[-1] if out else ""
+
+
+def test_leaderboard_shows_outcome_labels() -> None:
+    """A leaderboard row says "out of time" for a timed-out game, as the browser does."""
+    entry = SimpleNamespace(rank=1, name="ann", outcome="timeout", time_ms=600_000, moves=12, home=9, total=52)
+    page = SimpleNamespace(board="deal", entries=[entry], me=None, page=1, page_size=20, total=1)
+    row = render_board(page, "Cruel: deal 1").splitlines()[2]
+    assert row == "   1  ann                  out of time  10:00.0    12    9/52"
 
 
 def test_hint_followed_move_by_move_wins_the_deal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

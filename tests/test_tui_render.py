@@ -454,6 +454,29 @@ def test_a_race_that_finished_while_away_shows_its_ranking() -> None:
     assert any(line.startswith("▸  1. ann") and "left 1:01.0" in line for line in lines)
 
 
+def test_outcomes_are_shown_with_their_labels() -> None:
+    """A timed-out racer is "out of time", as in the browser; a value this client does not
+    know (a newer server's) is shown as it is."""
+    screen = race_screen()
+    screen.opponents[3] = {"player_id": 3, "name": "cat", "home": 9, "total": 52, "moves": 12,
+                           "outcome": "timeout", "time_ms": 600_000}
+    cat = next(line for line in render_screen(screen, PLAIN) if "cat" in line)
+    assert cat.endswith("9/52      12  out of time 10:00.0")
+    screen.phase = "finished"
+    screen.ranking = [
+        {"player_id": 2, "name": "bob", "rank": 1, "outcome": "won", "time_ms": 312_407, "moves": 68, "home": 52,
+         "total": 52},
+        {"player_id": 3, "name": "cat", "rank": 2, "outcome": "timeout", "time_ms": 600_000, "moves": 12, "home": 9,
+         "total": 52},
+        {"player_id": 1, "name": "ann", "rank": 3, "outcome": "disqualified", "time_ms": None, "moves": 1,
+         "home": 5, "total": 52},
+    ]
+    rows = [line for line in render_screen(screen, PLAIN) if re.match(r"[ ▸]  \d\. ", line)]
+    assert "out of time 10:00.0" in rows[1] and "timeout" not in rows[1]
+    assert "disqualified" in rows[2]
+    assert len({row.index("/52") for row in rows}) == 1  # the longest label still fits its column
+
+
 # --- text from the server -------------------------------------------------------------------
 HOSTILE = "\x1b]0;pwned\x07\x1b[2J"  # sets the terminal's title, then clears the screen
 

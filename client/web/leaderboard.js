@@ -2,7 +2,7 @@
 // State lives in the URL (?game=&board=&date=&deal=&min_games=&page=&me=), so a board can be
 // linked, e.g. from the end of a race: /leaderboard?game=cruel&deal=42. Times, storage and
 // DOM helpers are the client's own (js/), so a time reads the same here as on the race screen.
-import { earnsMedal, formatTime, OUTCOME_LABELS } from "./js/format.js";
+import { earnsMedal, formatTime, OUTCOME, outcomeLabel, vsPar } from "./js/format.js";
 import { PAR_TITLE, rulesUrl } from "./js/help.js";
 import { storage } from "./js/storage.js";
 import { $, h, playerLink } from "./js/util.js";
@@ -19,18 +19,11 @@ const state = {
 };
 const PAGE_SIZE = 20;
 
-/** A winner's moves against the daily par: "par", "+3" (more moves), "−1" (beat it). */
-const vsPar = (e, par) => {
-  if (par == null || e.outcome !== "won") return "";
-  const d = e.moves - par;
-  return d === 0 ? "par" : d > 0 ? `+${d}` : `−${-d}`;
-};
-
 function columns(board, par) {
   if (board === "deal" || board === "daily")
-    return [["#", (e) => e.rank, (e) => (earnsMedal(e) ? `medal medal-${e.rank}` : "")], ["Player", (e) => playerLink(e.player_id, e.name)], ["Result", (e) => OUTCOME_LABELS[e.outcome] ?? e.outcome, (e) => (e.outcome === "won" ? "won" : "")],
-            ["Time", (e) => formatTime(e.outcome === "won" ? e.time_ms : null), null, "num"], ["Moves", (e) => e.moves, null, "num"],
-            ...(par != null ? [[`vs par ${par}`, (e) => vsPar(e, par), null, "num"]] : []),
+    return [["#", (e) => e.rank, (e) => (earnsMedal(e) ? `medal medal-${e.rank}` : "")], ["Player", (e) => playerLink(e.player_id, e.name)], ["Result", (e) => outcomeLabel(e.outcome), (e) => (e.outcome === OUTCOME.WON ? "won" : "")],
+            ["Time", (e) => formatTime(e.outcome === OUTCOME.WON ? e.time_ms : null), null, "num"], ["Moves", (e) => e.moves, null, "num"],
+            ...(par != null ? [[`vs par ${par}`, (e) => (e.outcome === OUTCOME.WON ? vsPar(e.moves, par) : ""), null, "num"]] : []),
             ["Cards home", (e) => `${e.home}/${e.total}`, null, "num opt"],
             ["Replay", (e) => (e.race_code ? h("a", { href: `/replay/${e.race_code}`, class: "replay-link" }, "▶ watch") : ""), null, "opt"]];
   const base = [["#", (e) => e.rank, (e) => (e.rank <= 3 ? `medal medal-${e.rank}` : "")], ["Player", (e) => playerLink(e.player_id, e.name)]];

@@ -3,7 +3,7 @@
 // written); the picture is a real position the server dealt, drawn by the race screen's own
 // renderer (js/games/); the controls are js/help.js's, as the race screen's "?" shows them.
 import { showOnly } from "./js/cards.js";
-import { RENDERERS } from "./js/games/index.js";
+import { rendererFor } from "./js/games/index.js";
 import { controlsFor, rulesUrl } from "./js/help.js";
 import { storage } from "./js/storage.js";
 import { $, h } from "./js/util.js";
@@ -19,8 +19,7 @@ async function getJson(path) {
 
 /** The picture's board: the renderer's drawing, not playable (its buttons do nothing). */
 function drawExample(rules) {
-  const renderer = RENDERERS[rules.game];
-  if (!renderer) return;
+  const renderer = rendererFor(rules.game);
   const ui = {
     moveButton: ({ label, detail, move, dim }) =>
       h("button", { type: "button", class: `move-button${dim ? " dim" : ""}`, dataset: { move }, tabindex: -1 },

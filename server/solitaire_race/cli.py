@@ -19,7 +19,7 @@ from typing import Any
 from .config import SECRET_ENV, db_url
 from .engine import Outcome, ReplayError, all_games, get_game, replay
 from .engine.cards import label, parse_card
-from .results import ALL_TIME_BOARDS
+from .results import ALL_TIME_BOARDS, RacerOutcome, outcome_label
 from .serve_cli import add_serve
 
 DEV_SECRET = "solitaire-race-dev"
@@ -191,7 +191,7 @@ def _duration(ms: int | None) -> str:
 
 
 def _vs_par(entry: Any, par: int | None) -> str:
-    if par is None or entry.outcome != "won":
+    if par is None or entry.outcome != RacerOutcome.WON:
         return ""
     diff = entry.moves - par
     return "par" if diff == 0 else f"{diff:+d}"
@@ -212,7 +212,7 @@ def render_board(page: Any, title: str, par: int | None = None) -> str:
         if allt:
             cells = f"{e.wins:>5} {e.games:>5} {e.win_rate:>6.0%} {_duration(e.time_ms):>8}"
         else:
-            cells = f"{e.outcome:<11} {_duration(e.time_ms):>8} {e.moves:>5} {f'{e.home}/{e.total}':>7}"
+            cells = f"{outcome_label(e.outcome):<11} {_duration(e.time_ms):>8} {e.moves:>5} {f'{e.home}/{e.total}':>7}"
             cells += f" {_vs_par(e, par):>6}" if par is not None else ""
         lines.append(f"{e.rank:>4}  {e.name:<20} {cells}")
     if not rows:

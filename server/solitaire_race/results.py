@@ -1,6 +1,6 @@
 """How a racer's game ends and how results rank: one vocabulary for the room, the store,
-the protocol, the HTTP API and the command line (the browser's labels mirror it in
-``client/web/js/util.js``).
+the protocol, the HTTP API and the command line (the browser's labels, ``OUTCOME_LABELS``
+in ``client/web/js/format.js``, mirror the ones here).
 
 Pure: no I/O, imported by layers that do not import each other.
 """
@@ -21,6 +21,26 @@ class RacerOutcome(enum.StrEnum):
     TIMEOUT = "timeout"  # still playing when the race's time limit ran out
     LEFT = "left"  # disconnected past the grace period
     INTERRUPTED = "interrupted"  # reserved: never written now (races survive restarts); older rows hold it
+
+
+# How each outcome is shown to people (the terminal client, the command line, the bots).
+OUTCOME_LABELS: Final[dict[RacerOutcome, str]] = {
+    RacerOutcome.PLAYING: "playing",
+    RacerOutcome.WON: "won",
+    RacerOutcome.STUCK: "stuck",
+    RacerOutcome.RESIGNED: "resigned",
+    RacerOutcome.TIMEOUT: "out of time",
+    RacerOutcome.LEFT: "left",
+    RacerOutcome.INTERRUPTED: "interrupted",
+}
+
+
+def outcome_label(outcome: str) -> str:
+    """``outcome``'s label; a value this version does not know (from a newer server) as it is."""
+    try:
+        return OUTCOME_LABELS[RacerOutcome(outcome)]
+    except ValueError:
+        return outcome
 
 
 # The outcomes a stored result may have (the results table's CHECK constraint).

@@ -1,6 +1,8 @@
 """The daily's helpers in js/daily.js, in the browser that runs them: the result line a
 player pastes to friends (a win against par, above, at and below it; a loss; a streak), the
-countdown to the next day's challenges (midnight UTC), and which start is the ranked attempt."""
+moves against par as the share line and the leaderboard both write them (format.js's vsPar),
+the time to the next day's challenges (midnight UTC; the countdown's format is
+test_time_format.py's), and which start is the ranked attempt."""
 
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ from solitaire_race.app import App
 from .racer import Racer
 
 LINES_JS = """async () => {
-  const { shareLine, countdownText, msToNextDay } = await import('/js/daily.js');
+  const { shareLine, msToNextDay } = await import('/js/daily.js');
+  const { vsPar } = await import('/js/format.js');
   const finished = { game: 'cruel' };
   const day = { date: '2026-11-26', par: 60 };
   const won = (moves) => ({ outcome: 'won', time_ms: 192_400, moves, home: 52, total: 52 });
@@ -21,7 +24,7 @@ LINES_JS = """async () => {
     under: shareLine(finished, day, won(58), 1),
     noPar: shareLine(finished, { date: '2026-11-26', par: null }, won(70), 0),
     lost: shareLine(finished, day, { outcome: 'stuck', time_ms: 9000, moves: 12, home: 20, total: 52 }, 2),
-    countdowns: [0, 999, 1000, 61_000, 3_600_000, 86_399_999].map(countdownText),
+    vsPar: [[68, 60], [60, 60], [58, 60], [1, 100]].map(([moves, par]) => vsPar(moves, par)),
     beforeMidnight: msToNextDay(Date.parse('2026-11-26T23:59:59.500Z')),
     atMidnight: msToNextDay(Date.parse('2026-11-27T00:00:00.000Z')),
   };
@@ -39,7 +42,7 @@ async def test_the_share_line_and_the_countdown(app: App, browser: Browser) -> N
         assert got["under"].endswith("· 58 moves (par 60, −2) · 1-day streak")
         assert got["noPar"].endswith("· 70 moves")
         assert got["lost"] == "Solitaire Race · Cruel daily 2026-11-26 · ✗ stuck · 20/52 cards home · 2-day streak"
-        assert got["countdowns"] == ["0:00:00", "0:00:00", "0:00:01", "0:01:01", "1:00:00", "23:59:59"]
+        assert got["vsPar"] == ["+8", "par", "−2", "−99"]  # a minus sign, not a hyphen
         assert got["beforeMidnight"] == 500 and got["atMidnight"] == 86_400_000
         assert racer.errors == []
     finally:

@@ -1,6 +1,7 @@
 """What the client keeps and runs behind the screens: each screen's repeating timers run only
-while it is shown (the lobby's race refresh and daily retry, the room's countdown, the race
-clock), and the keys older versions stored are moved to the one key style on first load."""
+while it is shown (the lobby's race refresh, next-day countdown and daily retry, the room's
+countdown, the race clock), the connection's check runs only while the connection is not
+stopped (taken over by another tab), and the keys older versions stored are moved to the one key style on first load."""
 
 from __future__ import annotations
 
@@ -45,7 +46,8 @@ RACES_REFRESH_MS = 5000  # lobby.js
 NEXT_DAY_MS = 1000  # lobby.js: the countdown to the next daily
 DAILY_RETRY_MS = 5000  # lobby.js (no other timer of the page waits 5 s)
 CLOCK_TICK_MS = 100  # race.js
-WATCH_MS = 1000  # connection.js: the connection's own check, for as long as the page lives
+WATCH_MS = 1000  # connection.js: the connection's own check, while the connection is not stopped
+BACKOFF_MS = [250, 500, 1000, 2000, 4000, 8000]  # connection.js: the waits before a reconnection
 LOBBY = sorted([WATCH_MS, NEXT_DAY_MS, RACES_REFRESH_MS])
 
 
@@ -100,6 +102,37 @@ async def test_each_screen_stops_its_timers_when_it_is_left(tmp_path: Path, brow
         gate.set()
         await context.close()
         await app.stop()
+
+
+async def test_a_stopped_connection_leaves_no_timer_running(app: App, browser: Browser) -> None:
+    context = await browser.new_context(viewport=DESKTOP)
+    context.set_default_timeout(TIMEOUT_MS)
+    await context.add_init_script(TIMERS_JS)
+    first = Racer(await context.new_page())
+    try:
+        await first.page.goto(app.url)
+        await first.sign_in("ann")
+        await intervals(first, LOBBY)
+
+        # a second tab of the same browser takes the player over: the first one's connection
+        # stops, and with it its check (the lobby's own timers are the lobby's)
+        second = Racer(await context.new_page())
+        await second.page.goto(app.url)
+        await expect(second.page.locator("#who")).to_have_text("ann")
+        await expect(first.page.locator("#banner")).to_contain_text("another tab")
+        await intervals(first, [NEXT_DAY_MS, RACES_REFRESH_MS])
+        assert await first.page.evaluate("document.body.dataset.connection") == "stopped"
+        waiting = (await first.page.evaluate("timers()"))["timeouts"]
+        assert not set(waiting) & set(BACKOFF_MS), waiting  # and no reconnection waits to come back
+
+        # taken back: the check runs again there, and stops in the other tab
+        await first.page.locator("#banner button").click()
+        await expect(second.page.locator("#banner")).to_contain_text("another tab")
+        await intervals(first, LOBBY)
+        await intervals(second, [NEXT_DAY_MS, RACES_REFRESH_MS])
+        assert first.errors == [] and second.errors == []
+    finally:
+        await context.close()
 
 
 async def test_the_old_player_id_key_is_moved_and_still_marks_your_row(app: App, browser: Browser) -> None:

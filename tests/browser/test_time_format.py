@@ -1,9 +1,12 @@
 """Times read the same everywhere: js/format.js's formatTime at its boundaries (cut to the
-tenth, never rounded up), and one race's times as the race screen (clock, racers panel,
-ranking) and the leaderboard page show them, each racer finishing at a chosen millisecond."""
+tenth, never rounded up), its formatCountdown (the lobby's countdown to the next daily,
+h:mm:ss cut to the second) at its boundaries and in the lobby itself, and one race's times
+as the race screen (clock, racers panel, ranking) and the leaderboard page show them, each
+racer finishing at a chosen millisecond."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +50,44 @@ async def test_format_time_at_its_boundaries(app: App, browser: Browser) -> None
         assert racer.errors == []
     finally:
         await racer.close()
+
+
+# milliseconds left → the countdown to the next daily
+COUNTDOWN = {
+    -5: "0:00:00",
+    0: "0:00:00",
+    999: "0:00:00",
+    1000: "0:00:01",
+    59_999: "0:00:59",
+    61_000: "0:01:01",
+    3_599_999: "0:59:59",
+    3_600_000: "1:00:00",
+    86_399_999: "23:59:59",
+    86_400_000: "24:00:00",
+}
+
+
+async def test_format_countdown_at_its_boundaries_and_in_the_lobby(app: App, browser: Browser) -> None:
+    context = await browser.new_context()
+    try:
+        page = await context.new_page()
+        # the page's clock stands at 21:47:57.400 UTC: 2:12:02.6 to midnight, shown cut
+        await page.clock.set_fixed_time(datetime(2026, 11, 26, 21, 47, 57, 400_000, tzinfo=UTC))
+        racer = Racer(page)
+        await page.goto(app.url)
+        shown = await page.evaluate(
+            """async (values) => {
+              const { formatCountdown } = await import('/js/format.js');
+              return values.map((ms) => formatCountdown(ms));
+            }""",
+            list(COUNTDOWN),
+        )
+        assert shown == list(COUNTDOWN.values())
+        await racer.sign_in("ann")
+        await expect(page.locator("#daily-next")).to_have_text("2:12:02")
+        assert racer.errors == []
+    finally:
+        await context.close()
 
 
 async def test_the_race_screen_and_the_leaderboard_show_the_same_times(

@@ -3,7 +3,7 @@
 // toast (ui.js), an alert that is read at once. Opponents are told sparingly: when they pass a
 // quarter of their cards home and when their game ends, at most one progress note every few
 // seconds, so the player's own moves are not drowned out.
-import { formatTime, OUTCOME_LABELS } from "./format.js";
+import { formatTime, OUTCOME, outcomeLabel } from "./format.js";
 import { h } from "./util.js";
 
 const PROGRESS_GAP_MS = 5000;
@@ -33,14 +33,14 @@ export class ProgressNotes {
 
   /** A racer's progress (or ranking) arrived: tell it if it is news. */
   note(id, r) {
-    const before = this.seen.get(id) ?? { quarter: 0, outcome: "playing" };
+    const before = this.seen.get(id) ?? { quarter: 0, outcome: OUTCOME.PLAYING };
     const quarter = r.total ? Math.floor((4 * r.home) / r.total) : 0;
     this.seen.set(id, { quarter, outcome: r.outcome });
-    if (r.outcome !== "playing" && before.outcome === "playing") {
+    if (r.outcome !== OUTCOME.PLAYING && before.outcome === OUTCOME.PLAYING) {
       const time = r.time_ms !== null && r.time_ms !== undefined ? ` in ${formatTime(r.time_ms)}` : "";
-      announce(`${r.name}: ${OUTCOME_LABELS[r.outcome] ?? r.outcome}${r.outcome === "won" ? time : ""}.`);
+      announce(`${r.name}: ${outcomeLabel(r.outcome)}${r.outcome === OUTCOME.WON ? time : ""}.`);
       this.lastAt = performance.now();
-    } else if (r.outcome === "playing" && quarter > before.quarter && performance.now() - this.lastAt > PROGRESS_GAP_MS) {
+    } else if (r.outcome === OUTCOME.PLAYING && quarter > before.quarter && performance.now() - this.lastAt > PROGRESS_GAP_MS) {
       announce(`${r.name}: ${r.home} of ${r.total} cards home.`);
       this.lastAt = performance.now();
     }

@@ -14,6 +14,7 @@
 const BACKOFF_MS = [250, 500, 1000, 2000, 4000, 8000];
 export const HEARTBEAT_MS = 5000;
 export const ANSWER_MS = 5000;
+const CHECK_MS = 1000;
 // Requests whose answer may take longer: no deadline (a daily deal being prepared, a
 // solver's hint, a race another node must adopt first (to join or watch), a ghost's run replayed). The server
 // serves a connection's requests in order, so no ping is sent while one of them waits
@@ -35,11 +36,20 @@ export class Connection {
     this.stopped = false;
     this.ws = null;
     this.heardAt = 0; // performance.now() of the last message from the server
-    this.watch = setInterval(() => this.check(), 1000);
+    this.watch = null; // the once-a-second check, running while the connection is not stopped
+    this.startWatch();
     // The browser's own word on the network, when it has one: faster than any timeout.
     addEventListener("offline", () => this.isOpen && this.lost());
     addEventListener("online", () => this.retryNow());
     this.open();
+  }
+
+  /** The check runs only while there is a connection to look after: a stopped one (taken
+   * over by another tab) would have it ping nothing once a second for as long as the page
+   * stays open. */
+  startWatch() {
+    clearInterval(this.watch);
+    this.watch = setInterval(() => this.check(), CHECK_MS);
   }
 
   /** Reconnect at once rather than after the backoff (the network is back). */
@@ -106,6 +116,9 @@ export class Connection {
     if (this.stopped || code === 4001) {
       // 4001: the same player signed in elsewhere; coming back would just steal it back.
       this.stopped = true;
+      clearInterval(this.watch);
+      clearTimeout(this.timer);
+      this.watch = this.timer = null;
       this.handlers.onStatus?.("stopped");
       return;
     }
@@ -152,6 +165,7 @@ export class Connection {
     this.stopped = false;
     this.failures = 0;
     clearTimeout(this.timer);
+    this.startWatch();
     this.open();
   }
 }

@@ -2,7 +2,7 @@
 // one ranked attempt, the countdown to the next day's deals (midnight UTC), and a result line
 // to paste to friends. The lobby lists the challenges (lobby.js); the server decides what is
 // ranked (docs/daily-and-leaderboards.md).
-import { formatTime, OUTCOME_LABELS } from "./format.js";
+import { formatTime, OUTCOME, outcomeLabel, vsPar } from "./format.js";
 import { PAR_TITLE, rulesUrl } from "./help.js";
 import { gameName, state } from "./state.js";
 import { toast } from "./ui.js";
@@ -13,13 +13,6 @@ export function msToNextDay(now = Date.now()) {
   const next = new Date(now);
   next.setUTCHours(24, 0, 0, 0);
   return next.getTime() - now;
-}
-
-/** "5:12:03" (hours, minutes, seconds) until the next daily. */
-export function countdownText(ms) {
-  const s = Math.max(0, Math.floor(ms / 1000));
-  const two = (n) => String(n).padStart(2, "0");
-  return `${Math.floor(s / 3600)}:${two(Math.floor(s / 60) % 60)}:${two(s % 60)}`;
 }
 
 /** Is starting ``game``'s daily now the player's ranked attempt (today's deal, not tried yet)? */
@@ -45,11 +38,12 @@ export function confirmRankedAttempt(game) {
  * against par, streak. */
 export function shareLine(finished, daily, mine, streak) {
   const parts = [`Solitaire Race · ${gameName(finished.game)} daily ${daily.date}`];
-  if (mine.outcome === "won") {
-    const vsPar = daily.par ? ` (par ${daily.par}${mine.moves === daily.par ? "" : `, ${mine.moves > daily.par ? "+" : "−"}${Math.abs(mine.moves - daily.par)}`})` : "";
-    parts.push(`✓ solved in ${formatTime(mine.time_ms)}`, `${mine.moves} moves${vsPar}`);
+  if (mine.outcome === OUTCOME.WON) {
+    const diff = daily.par ? vsPar(mine.moves, daily.par) : null;
+    const par = diff === null ? "" : ` (par ${daily.par}${diff === "par" ? "" : `, ${diff}`})`;
+    parts.push(`✓ solved in ${formatTime(mine.time_ms)}`, `${mine.moves} moves${par}`);
   } else {
-    parts.push(`✗ ${OUTCOME_LABELS[mine.outcome]} · ${mine.home}/${mine.total} cards home`);
+    parts.push(`✗ ${outcomeLabel(mine.outcome)} · ${mine.home}/${mine.total} cards home`);
   }
   if (streak > 0) parts.push(`${streak}-day streak`);
   return parts.join(" · ");

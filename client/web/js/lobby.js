@@ -3,8 +3,8 @@
 // While the lobby is shown it refreshes the public races, counts down to the next daily (and
 // asks for the new day's at midnight UTC), and asks again for a daily challenge still being
 // prepared; every timer stops when it is left.
-import { countdownText, msToNextDay } from "./daily.js";
-import { spacedCode } from "./format.js";
+import { msToNextDay } from "./daily.js";
+import { formatCountdown, spacedCode } from "./format.js";
 import { PAR_TITLE, rulesUrl } from "./help.js";
 import { gameName, state } from "./state.js";
 import { storage } from "./storage.js";
@@ -21,7 +21,7 @@ let dayShown = null; // the UTC day the countdown last counted to the end of
 
 /** The countdown to the next daily; at midnight UTC, the new day's challenges are asked for. */
 function showNextDay(app) {
-  $("#daily-next").textContent = countdownText(msToNextDay());
+  $("#daily-next").textContent = formatCountdown(msToNextDay());
   const today = new Date().toISOString().slice(0, 10);
   if (dayShown !== null && dayShown !== today && app.conn.isOpen) app.send({ type: "daily" });
   dayShown = today;

@@ -1,11 +1,37 @@
 // The live racers panel: each racer's cards home, moves, outcome and time, best first. It
 // draws state.play.racers (state.js merges what the server says about them), or, on the
 // spectator page (watch.js), the racers that page keeps.
-import { formatTime, OUTCOME_LABELS } from "./format.js";
+import { formatTime, OUTCOME, outcomeLabel } from "./format.js";
 import { state } from "./state.js";
 import { h, playerLink } from "./util.js";
 
-const MARKS = { won: "✓", stuck: "✗", resigned: "✗", timeout: "✗", left: "✗", interrupted: "✗" };
+/** A won game's tick, any other ended game's cross. */
+const mark = (outcome) => (outcome === OUTCOME.WON ? "✓" : "✗");
+
+/**
+ * A racer's place in the order, as a tuple compared part by part: it mirrors the server's
+ * results.rank_key (server/solitaire_race/results.py), so the panel is in the order the ranking
+ * will be. Won games first, by time, then fewer moves; then every other game (playing ones
+ * too) by fewer cards left, then by time (a game still playing has none yet: after the ended
+ * ones), then fewer moves. A total of 0 means the server did not say yet: last.
+ */
+function rankKey(r) {
+  if (r.outcome === OUTCOME.WON) return [0, r.time_ms ?? 0, r.moves];
+  return [1, r.total > 0 ? r.total - r.home : Infinity, r.time_ms ?? Infinity, r.moves];
+}
+
+/** Racers best first, in the ranking's order; ties (as the server's) by name, then id, so
+ * the order never flickers between two redraws. ``entries``: [player id, racer] pairs. */
+export function byRank(entries) {
+  const keys = new Map(entries.map(([id, r]) => [id, rankKey(r)]));
+  return [...entries].sort(([ida, a], [idb, b]) => compareKeys(keys.get(ida), keys.get(idb)) || a.name.localeCompare(b.name) || ida - idb);
+}
+
+/** Two keys compared as Python compares tuples: the first part that differs decides. */
+function compareKeys(a, b) {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
+  return a.length - b.length;
+}
 
 export class RacersPanel {
   /** racers: the map (player id → racer) to draw, read at each render. */
@@ -15,14 +41,7 @@ export class RacersPanel {
   }
 
   sorted() {
-    const finishedWin = (r) => (r.outcome === "won" ? 0 : 1);
-    return [...this.racers().entries()].sort(
-      ([, a], [, b]) =>
-        finishedWin(a) - finishedWin(b) ||
-        (a.outcome === "won" ? a.time_ms - b.time_ms : 0) ||
-        (b.total ? b.home / b.total : 0) - (a.total ? a.home / a.total : 0) ||
-        a.name.localeCompare(b.name),
-    );
+    return byRank([...this.racers().entries()]);
   }
 
   render() {
@@ -30,11 +49,11 @@ export class RacersPanel {
       const known = r.total > 0; // a total of 0 means the server did not say (yet)
       const pct = known ? Math.round((100 * r.home) / r.total) : 0;
       const status =
-        r.outcome === "playing"
+        r.outcome === OUTCOME.PLAYING
           ? r.connected || r.ghost
             ? `${r.moves} moves`
             : "away…"
-          : `${MARKS[r.outcome] || ""} ${OUTCOME_LABELS[r.outcome]}${r.time_ms !== null ? ` · ${formatTime(r.time_ms)}` : ""}`;
+          : `${mark(r.outcome)} ${outcomeLabel(r.outcome)}${r.time_ms !== null ? ` · ${formatTime(r.time_ms)}` : ""}`;
       return h(
         "li",
         {
@@ -45,7 +64,7 @@ export class RacersPanel {
         h("span", { class: "racer-name" }, r.ghost ? r.name : playerLink(id, r.name, true), r.me ? h("small", {}, " (you)") : null, r.ghost ? h("small", {}, " (ghost)") : null),
         h("span", { class: "racer-home" }, known ? `${r.home}/${r.total}` : "—"),
         h("span", { class: "bar" }, h("span", { class: "fill", style: { width: `${pct}%` } })),
-        h("span", { class: "racer-status" }, status, r.outcome === "playing" ? null : ` · ${r.moves} moves`),
+        h("span", { class: "racer-status" }, status, r.outcome === OUTCOME.PLAYING ? null : ` · ${r.moves} moves`),
       );
     });
     this.el.replaceChildren(h("h2", {}, "Racers"), h("ol", { class: "racers" }, rows));

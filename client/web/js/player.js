@@ -2,7 +2,7 @@
 // streak, from the JSON API (GET /api/players/{id}, docs/protocol.md "player_profile").
 // Every name in the app links here (playerLink). "My page" is the page of the player this
 // browser remembers (storage.js).
-import { formatTime, OUTCOME_LABELS } from "./format.js";
+import { formatTime, OUTCOME, outcomeLabel } from "./format.js";
 import { storage } from "./storage.js";
 import { $, h } from "./util.js";
 
@@ -55,8 +55,8 @@ function render(profile, names) {
             h("td", {}, gameName(r.game)),
             h("td", {}, h("a", { href: board }, r.daily_date ? `daily ${r.daily_date}` : `deal ${r.deal}`)),
             h("td", { class: "num" }, `${r.rank} of ${r.racers}`),
-            h("td", { class: `outcome-${r.outcome}` }, OUTCOME_LABELS[r.outcome] ?? r.outcome),
-            h("td", { class: "num" }, formatTime(r.outcome === "won" ? r.time_ms : null)),
+            h("td", { class: `outcome-${r.outcome}` }, outcomeLabel(r.outcome)),
+            h("td", { class: "num" }, formatTime(r.outcome === OUTCOME.WON ? r.time_ms : null)),
             h("td", { class: "num" }, String(r.moves)),
             h("td", {}, h("a", { href: `/replay/${r.code}` }, "replay")),
           );

@@ -6,10 +6,10 @@
 // state.play (state.js); the clock ticks only while this screen is shown. The board is also
 // played by keyboard (keyboard.js) and told to screen readers (announce.js).
 import { announce, ProgressNotes } from "./announce.js";
-import { formatTime, OUTCOME_LABELS } from "./format.js";
+import { formatTime, OUTCOME, outcomeLabel } from "./format.js";
 import { attachGestures } from "./gestures.js";
 import { attachKeyboard } from "./keyboard.js";
-import { RENDERERS } from "./games/index.js";
+import { rendererFor } from "./games/index.js";
 import { controlsFor, keysFor, PAR_TITLE, rulesUrl } from "./help.js";
 import { celebrate, places, slide } from "./motion.js";
 import { RacersPanel } from "./opponents.js";
@@ -23,20 +23,10 @@ const CONFIRM_MS = 3000;
 const HINT_MS = 8000;
 const TICK_MS = 100;
 
-// A game this page does not know yet (a newer server): say so rather than draw nonsense.
-const UNKNOWN_GAME = {
-  total: 0,
-  render: () => h("p", { class: "race-status" }, "This page cannot draw this game yet: reload it to get the newest version."),
-  moveFor: () => null,
-  homeFor: () => null,
-  zonesOf: () => null,
-  progress: () => 0,
-};
-
 /** The renderer of the game on the race screen (null before the first race_started). */
 const renderer = () => {
   const start = state.play.start;
-  return start ? (RENDERERS[start.game] ?? UNKNOWN_GAME) : null;
+  return start ? rendererFor(start.game) : null;
 };
 
 export class RaceScreen {
@@ -57,7 +47,7 @@ export class RaceScreen {
       renderer,
       view: () => state.play.view,
       announce,
-      active: () => currentScreen() === "race" && state.play.outcome === "playing" && !!state.play.view,
+      active: () => currentScreen() === "race" && state.play.outcome === OUTCOME.PLAYING && !!state.play.view,
     });
     this.notes = new ProgressNotes();
     this.ui = { moveButton: (spec) => this.moveButton(spec) };
@@ -218,13 +208,13 @@ export class RaceScreen {
     }
     play.moves = m.moves;
     play.outcome = m.outcome;
-    if (m.outcome !== "playing") play.endedMs = m.elapsed_ms;
+    if (m.outcome !== OUTCOME.PLAYING) play.endedMs = m.elapsed_ms;
     updateRacer(state.me.id, {
       home: m.progress.home,
       total: m.progress.total,
       moves: m.moves,
       outcome: m.outcome,
-      time_ms: m.outcome === "playing" ? null : m.elapsed_ms,
+      time_ms: m.outcome === OUTCOME.PLAYING ? null : m.elapsed_ms,
     });
     if (m.rejected) {
       toast(m.rejected.reason);
@@ -236,7 +226,7 @@ export class RaceScreen {
       this.tell(m, before);
       this.render(true);
     } else this.renderStats();
-    if (m.outcome === "won" && m.applied.length) celebrate(this.board);
+    if (m.outcome === OUTCOME.WON && m.applied.length) celebrate(this.board);
   }
 
   /** Tell a screen reader what my move did (and how my game ended). */
@@ -244,8 +234,8 @@ export class RaceScreen {
     const describe = renderer()?.describe;
     const said = m.applied.length === 1 && describe ? describe(m.applied[0], before, state.play.view) : null;
     const words = [said ?? `${m.applied.length === 1 ? "Move" : "Moves"} ${m.applied.join(", ")}.`];
-    if (m.outcome === "won") words.push("You won!");
-    else if (m.outcome !== "playing") words.push(`Your game is over: ${OUTCOME_LABELS[m.outcome]}.`);
+    if (m.outcome === OUTCOME.WON) words.push("You won!");
+    else if (m.outcome !== OUTCOME.PLAYING) words.push(`Your game is over: ${outcomeLabel(m.outcome)}.`);
     announce(words.join(" "));
   }
 
@@ -314,14 +304,14 @@ export class RaceScreen {
     const mine = myRacer();
     $("#race-home").textContent = mine ? `${mine.home}/${mine.total}` : "";
     $("#race-moves").textContent = String(play.moves ?? 0);
-    const over = play.outcome && play.outcome !== "playing";
+    const over = play.outcome && play.outcome !== OUTCOME.PLAYING;
     $("#resign-btn").hidden = over || !!play.finished;
     $("#hint-btn").hidden = !play.practice || over || !!play.finished;
     $("#results-btn").hidden = !play.finished;
     const status = $("#race-status");
     if (over && !play.finished) {
-      const waiting = [...play.racers.values()].filter((r) => r.outcome === "playing").length;
-      const what = play.outcome === "won" ? "You won!" : `Your game is over: ${OUTCOME_LABELS[play.outcome]}.`;
+      const waiting = [...play.racers.values()].filter((r) => r.outcome === OUTCOME.PLAYING).length;
+      const what = play.outcome === OUTCOME.WON ? "You won!" : `Your game is over: ${outcomeLabel(play.outcome)}.`;
       status.textContent = waiting ? `${what} Waiting for ${waiting} racer${waiting > 1 ? "s" : ""}…` : what;
       status.hidden = false;
     } else status.hidden = true;

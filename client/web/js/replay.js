@@ -4,8 +4,8 @@
 // The boards are drawn by the games' own renderers from the views the replay's changes make;
 // its buttons (redeal, stock) are drawn but do nothing here.
 import { drawStill } from "./cards.js";
-import { formatTime, OUTCOME_LABELS } from "./format.js";
-import { RENDERERS } from "./games/index.js";
+import { formatTime, outcomeLabel } from "./format.js";
+import { rendererFor } from "./games/index.js";
 import { storage } from "./storage.js";
 import { $, h, playerLink } from "./util.js";
 import { applyChanges } from "./view-changes.js";
@@ -57,7 +57,7 @@ async function load() {
 function show(data) {
   const lines = data.racers.map(timeline);
   const end = Math.max(0, ...lines.map((l) => l.times[l.times.length - 1] ?? 0), ...data.racers.map((r) => r.time_ms ?? 0));
-  const renderer = RENDERERS[data.game];
+  const renderer = rendererFor(data.game);
   const names = new Map();
   document.title = `Replay ${data.code} · Solitaire Race`;
   $("#replay-game").textContent = `Replay · ${data.game}`;
@@ -98,7 +98,7 @@ function show(data) {
       }
       const r = p.line.racer;
       const over = n === p.line.times.length && (r.time_ms === null || at >= r.time_ms);
-      p.status.textContent = over ? `${OUTCOME_LABELS[r.outcome]}${r.time_ms !== null ? ` · ${formatTime(r.time_ms)}` : ""} · ${r.moves} moves` : `${n} moves`;
+      p.status.textContent = over ? `${outcomeLabel(r.outcome)}${r.time_ms !== null ? ` · ${formatTime(r.time_ms)}` : ""} · ${r.moves} moves` : `${n} moves`;
     }
     $("#replay-play").textContent = playing ? "⏸ Pause" : "▶ Play";
     $("#replay-play").setAttribute("aria-label", playing ? "pause" : "play");

@@ -1,14 +1,14 @@
 // The end-of-race ranking, with links to the deal's leaderboard and the ways on.
-import { earnsMedal, formatTime, OUTCOME_LABELS, seriesLine } from "./format.js";
+import { earnsMedal, formatTime, OUTCOME, outcomeLabel, seriesLine } from "./format.js";
 import { gameName, state } from "./state.js";
 import { shareBox } from "./daily.js";
 import { h, playerLink } from "./util.js";
 
 /** A race against a recorded run: how mine compares, and where it would have ranked. */
 function ghostLine(ghost, mine) {
-  const theirs = ghost.outcome === "won" ? `won in ${formatTime(ghost.time_ms)}` : `${OUTCOME_LABELS[ghost.outcome]}, ${ghost.home}/${ghost.total} home`;
+  const theirs = ghost.outcome === OUTCOME.WON ? `won in ${formatTime(ghost.time_ms)}` : `${outcomeLabel(ghost.outcome)}, ${ghost.home}/${ghost.total} home`;
   let versus = "";
-  if (mine?.outcome === "won" && ghost.outcome === "won") {
+  if (mine?.outcome === OUTCOME.WON && ghost.outcome === OUTCOME.WON) {
     const diff = mine.time_ms - ghost.time_ms;
     versus = diff < 0 ? ` · you were ${formatTime(-diff)} faster` : diff > 0 ? ` · you were ${formatTime(diff)} slower` : " · a dead heat";
   }
@@ -47,12 +47,12 @@ export function renderResults(el, m, app, daily) {
   const title = !mine
     ? "Race over"
     : solo
-      ? mine.outcome === "won"
+      ? mine.outcome === OUTCOME.WON
         ? `Solved in ${formatTime(mine.time_ms)}!`
-        : `Game over: ${OUTCOME_LABELS[mine.outcome]}`
-      : mine.rank === 1 && mine.outcome === "won"
+        : `Game over: ${outcomeLabel(mine.outcome)}`
+      : mine.rank === 1 && mine.outcome === OUTCOME.WON
         ? "You won the race!"
-        : mine.outcome === "won"
+        : mine.outcome === OUTCOME.WON
           ? `You finished #${mine.rank}`
           : `Race over: you are #${mine.rank}`;
   const rows = m.ranking.map((r) =>
@@ -64,7 +64,7 @@ export function renderResults(el, m, app, daily) {
       h(
         "td",
         { class: `outcome outcome-${r.outcome}` },
-        OUTCOME_LABELS[r.outcome],
+        outcomeLabel(r.outcome),
         // fair play (docs/fair-play.md): ranked here, on no public board until reviewed
         r.held ? h("small", { class: "held", title: "Held for review: not on the public boards until cleared" }, " · held for review") : null,
       ),

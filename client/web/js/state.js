@@ -3,6 +3,7 @@
 // of this module for the race screen's game, whose parts change together. Nothing else keeps
 // a copy. What outlives the page (the token, the race to resume) is in storage.js; the
 // server decides everything, so this is only what it last said.
+import { OUTCOME } from "./format.js";
 
 /**
  * @typedef {object} Player who I am: the `player` of the server's welcome
@@ -15,7 +16,7 @@
  * @property {number} home cards home...
  * @property {number} total ...of this many (0: not known yet)
  * @property {number} moves
- * @property {string} outcome "playing", "won", "stuck", "resigned", "timeout", "left", "interrupted"
+ * @property {string} outcome one of format.js's OUTCOME values
  * @property {number|null} time_ms their time once their game is over
  * @property {boolean} connected
  * @property {boolean} [me] this racer is me
@@ -25,7 +26,7 @@
  *   time_limit_s, ...): null before it, or for a race that ended while we were away
  * @property {object|null} view my game as the server shows it; only move_result changes it
  * @property {number} moves my moves so far
- * @property {string|null} outcome my game's outcome ("playing" while it runs)
+ * @property {string|null} outcome my game's outcome (OUTCOME.PLAYING while it runs)
  * @property {number|null} endedMs my time once my game is over (the clock stops there)
  * @property {number} clockBase performance.now() at the race's start (the clock runs from it)
  * @property {boolean} practice practising a past day's daily challenge: the only place hints are answered
@@ -94,7 +95,7 @@ export function clearPlay() {
 /** Merge what we learnt about a racer. */
 export function updateRacer(playerId, fields) {
   const racers = state.play.racers;
-  const racer = racers.get(playerId) || { connected: true, moves: 0, outcome: "playing", time_ms: null };
+  const racer = racers.get(playerId) || { connected: true, moves: 0, outcome: OUTCOME.PLAYING, time_ms: null };
   racers.set(playerId, { ...racer, ...fields });
 }
 

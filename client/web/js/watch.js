@@ -7,8 +7,8 @@
 // from the views `watching` gives and the `boards` changes after it.
 import { drawStill } from "./cards.js";
 import { Connection } from "./connection.js";
-import { formatTime, OUTCOME_LABELS } from "./format.js";
-import { RENDERERS } from "./games/index.js";
+import { formatTime, OUTCOME, outcomeLabel } from "./format.js";
+import { rendererFor } from "./games/index.js";
 import { RacersPanel } from "./opponents.js";
 import { $, h, playerLink } from "./util.js";
 import { applyChanges } from "./view-changes.js";
@@ -38,7 +38,7 @@ function drawRace(race) {
   $("#watch-status").textContent = { lobby: "Waiting for the start", countdown: "Starting…", running: "Race time", closing: "Over", finished: "Over" }[race.status] ?? race.status;
   if (race.status === "finished" && !race.players.length) $("#watch-status").textContent = "Everyone left before the start";
   if (race.status !== "running") stopClock();
-  for (const p of race.players) if (!racers.has(p.id)) told({ player_id: p.id, name: p.name, home: 0, total: 0, moves: 0, outcome: "playing", time_ms: null });
+  for (const p of race.players) if (!racers.has(p.id)) told({ player_id: p.id, name: p.name, home: 0, total: 0, moves: 0, outcome: OUTCOME.PLAYING, time_ms: null });
   drawRacers();
 }
 
@@ -49,7 +49,7 @@ function drawBoards(list) {
     const content = h("div", { class: "board-content" });
     const name = racers.get(b.player_id)?.name ?? String(b.player_id);
     boards.set(b.player_id, { view: b.view, content });
-    drawStill(content, RENDERERS[game], b.view);
+    drawStill(content, rendererFor(game), b.view);
     return h("section", { class: "replay-racer", dataset: { playerId: String(b.player_id) } },
       h("h2", {}, playerLink(b.player_id, name)), h("div", { class: "board replay-board" }, content));
   });
@@ -68,7 +68,7 @@ function changeBoards(list) {
     } catch {
       return watch(); // out of step: ask for every board again
     }
-    drawStill(board.content, RENDERERS[game], board.view);
+    drawStill(board.content, rendererFor(game), board.view);
   }
 }
 
@@ -88,7 +88,7 @@ function finished(m) {
   $("#watch-time").textContent = "";
   $("#watch-status").textContent = "Over";
   const rows = m.ranking.map((r) =>
-    h("tr", {}, h("td", {}, String(r.rank)), h("td", {}, playerLink(r.player_id, r.name)), h("td", {}, OUTCOME_LABELS[r.outcome]), h("td", { class: "num" }, formatTime(r.time_ms)), h("td", { class: "num" }, `${r.home}/${r.total}`), h("td", { class: "num" }, String(r.moves))),
+    h("tr", {}, h("td", {}, String(r.rank)), h("td", {}, playerLink(r.player_id, r.name)), h("td", {}, outcomeLabel(r.outcome)), h("td", { class: "num" }, formatTime(r.time_ms)), h("td", { class: "num" }, `${r.home}/${r.total}`), h("td", { class: "num" }, String(r.moves))),
   );
   $("#watch-end").replaceChildren(
     h("h2", {}, "Ranking"),

@@ -20,6 +20,7 @@ from typing import Any
 from ..client.connection import DEFAULT_SERVER, KEEPALIVE_S, REQUEST_TIMEOUT_S, Connection, Disconnected
 from ..client.terminal_text import safe_text
 from ..engine import view_changes
+from ..results import RacerOutcome, outcome_label
 from .policy import Policy
 
 Log = Callable[[str], None]
@@ -145,10 +146,10 @@ class Bot:
         """This bot's outcome if the server ends its game within ``wait_s`` (a `progress`
         about it), else "playing". Other events stay queued for the caller."""
         kept: list[dict[str, Any]] = []
-        outcome = "playing"
+        outcome: str = RacerOutcome.PLAYING
         try:
             async with asyncio.timeout(wait_s):
-                while outcome == "playing":
+                while outcome == RacerOutcome.PLAYING:
                     event = await self.conn.next_event()
                     kept.append(event)
                     if event["type"] == "progress" and event["name"] == self.name:
@@ -199,7 +200,7 @@ class Bot:
         finished: dict[str, Any] | None = None
         self.log(f"{self.name}: race {started['code']} started ({started['game']}, deal {started['deal']})")
         unsaved = 0  # storage_unavailable answers in a row
-        while outcome == "playing" and finished is None:
+        while outcome == RacerOutcome.PLAYING and finished is None:
             lost = None
             while not conn.events.empty():  # the race may end meanwhile (time limit)
                 event = conn.events.get_nowait()
@@ -223,9 +224,9 @@ class Bot:
                 # The server may be finding this game stuck (it searches after answering
                 # the move): give it a moment before resigning.
                 outcome = await self._verdict(STUCK_WAIT_S)
-                if outcome == "playing":
+                if outcome == RacerOutcome.PLAYING:
                     reply = await conn.request({"type": "resign"})
-                    outcome = "resigned" if reply.get("type") == "progress" else "over"
+                    outcome = RacerOutcome.RESIGNED if reply.get("type") == "progress" else "over"
                     self.log(f"{self.name}: nothing useful left, resigned")
                 break
             delay = pacer.wait(loop.time())
@@ -257,8 +258,8 @@ class Bot:
             outcome, moves = reply["outcome"], reply["moves"]
             result.home, result.total = reply["progress"]["home"], reply["progress"]["total"]
         result.outcome, result.moves = outcome, moves
-        if outcome != "playing":
-            self.log(f"{self.name}: {outcome} after {moves} moves")
+        if outcome != RacerOutcome.PLAYING:
+            self.log(f"{self.name}: {outcome_label(outcome)} after {moves} moves")
         while finished is None:
             event = await conn.next_event(timeout=started["time_limit_s"] + 60.0, keepalive_s=KEEPALIVE_S)
             if event["type"] == "race_finished":
@@ -380,7 +381,7 @@ def main(args: argparse.Namespace) -> int:
     print(f"race {results[0].code} finished:" if results else "no race", flush=True)
     for entry in ranking:
         print(safe_text(
-            f"  {entry['rank']:>2}. {entry['name']:<20} {entry['outcome']:<11} "
+            f"  {entry['rank']:>2}. {entry['name']:<20} {outcome_label(entry['outcome']):<11} "
             f"{entry['home']:>3}/{entry['total']:<3} {entry['moves']:>4} moves  {_format_time(entry['time_ms'])}"
         ), flush=True)
     return 0

@@ -29,6 +29,7 @@ from ..client.connection import KEEPALIVE_S, Connection, Disconnected, http_url,
 from ..client.known import known_state
 from ..client.terminal_text import safe_message, safe_text
 from ..engine import get_game
+from ..results import RacerOutcome, outcome_label
 from .commands import STUCK_NOTICE, Commands
 from .config import ClientConfig
 from .render import PLAIN, Screen, Style, clock_time, prompt, race_time, render_ranking, render_screen
@@ -312,9 +313,8 @@ class PlayClient:
             self.config.update(self.url, race=None)
             mine = next((e for e in m["ranking"] if e["player_id"] == s.player_id), None)
             if mine is not None and s.race is not None and s.race.get("daily"):
-                self.notice(
-                    "ok", f"daily challenge over: {mine['outcome']}; leaderboard: {http_url(self.url)}/leaderboard"
-                )
+                over = outcome_label(mine["outcome"])
+                self.notice("ok", f"daily challenge over: {over}; leaderboard: {http_url(self.url)}/leaderboard")
             elif mine is not None:
                 self.notice("ok", f"race over: you are {mine['rank']} of {len(m['ranking'])}")
         elif kind == "rematch_proposed" and s.phase == "finished":
@@ -331,15 +331,15 @@ class PlayClient:
         s = self.screen
         entry = {k: m[k] for k in ("player_id", "name", "home", "total", "moves", "outcome", "time_ms")}
         if m["player_id"] == s.player_id:
-            if m["outcome"] == "stuck" and (s.me is None or s.me["outcome"] == "playing"):
+            if m["outcome"] == RacerOutcome.STUCK and (s.me is None or s.me["outcome"] == RacerOutcome.PLAYING):
                 self.notice("error", STUCK_NOTICE)  # found by the server just after the move
             s.me = entry
             return
         known = s.opponents.get(m["player_id"])
         s.opponents[m["player_id"]] = entry
-        if m["outcome"] != "playing" and (known is None or known["outcome"] != m["outcome"]):
-            took = f" in {race_time(m['time_ms'])}" if m["outcome"] == "won" else ""
-            self.notice("info", f"{m['name']}: {m['outcome']}{took}")
+        if m["outcome"] != RacerOutcome.PLAYING and (known is None or known["outcome"] != m["outcome"]):
+            took = f" in {race_time(m['time_ms'])}" if m["outcome"] == RacerOutcome.WON else ""
+            self.notice("info", f"{m['name']}: {outcome_label(m['outcome'])}{took}")
 
     def _race_started(self, m: dict[str, Any]) -> None:
         s = self.screen
@@ -370,7 +370,7 @@ class PlayClient:
         if s.ranking is not None:
             lines.append(f"Race {s.race['code'] if s.race else ''} result:")
             lines += render_ranking(s.ranking, s.player_id, PLAIN)
-        elif s.phase == "race" and s.race is not None and s.me is not None and s.me["outcome"] == "playing":
+        elif s.phase == "race" and s.race is not None and s.me is not None and s.me["outcome"] == RacerOutcome.PLAYING:
             lines.append(
                 f"You left race {s.race['code']} while playing ({clock_time(s.elapsed_ms)}): "
                 f"resume within a minute with  solitaire-race play --join {s.race['code']}"

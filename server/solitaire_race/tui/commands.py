@@ -11,6 +11,7 @@ import random
 from typing import TYPE_CHECKING, Any
 
 from ..engine import all_games, view_changes
+from ..results import RacerOutcome
 from .moves import expand
 from .render import race_time
 
@@ -99,7 +100,7 @@ class Commands:
         if low == "leave":
             await self.leave()
             return
-        if s.me is not None and s.me["outcome"] != "playing":
+        if s.me is not None and s.me["outcome"] != RacerOutcome.PLAYING:
             if text:
                 self.client.notice("info", "your game is over: waiting for the others (leave or quit to go)")
             return
@@ -117,7 +118,7 @@ class Commands:
             rounds += 1
             if not await self.send_moves(moves) or not expansion.all_home:
                 return
-            moves = expand("f", s.view).moves if s.me and s.me["outcome"] == "playing" else []
+            moves = expand("f", s.view).moves if s.me and s.me["outcome"] == RacerOutcome.PLAYING else []
 
     async def send_moves(self, moves: list[str]) -> bool:
         """Send moves; True when every one was applied."""
@@ -145,10 +146,10 @@ class Commands:
         rejected = reply["rejected"]
         if rejected is not None:
             self.client.notice("error", f"{rejected['move']}: {rejected['reason']}")
-        if reply["outcome"] == "won":
+        if reply["outcome"] == RacerOutcome.WON:
             s.me["time_ms"] = reply["elapsed_ms"]
             self.client.notice("ok", f"You won in {race_time(reply['elapsed_ms'])}! Waiting for the others…")
-        elif reply["outcome"] == "stuck":
+        elif reply["outcome"] == RacerOutcome.STUCK:
             s.me["time_ms"] = reply["elapsed_ms"]
             self.client.notice("error", STUCK_NOTICE)
         return rejected is None

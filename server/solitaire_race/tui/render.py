@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 from ..config import loopback_only
 from ..engine import all_games
 from ..engine.cards import RANK_LABELS, SUIT_SYMBOLS, label, parse_card
+from ..results import RacerOutcome, outcome_label
 
 BACK = "▒"
 EMPTY = "·"
@@ -430,11 +431,11 @@ def progress_bar(home: int, total: int, width: int, style: Style) -> str:
 
 
 def _outcome_text(entry: dict[str, Any], style: Style) -> str:
-    outcome = entry["outcome"]
-    if outcome == "playing":
-        return "playing"
-    text = outcome if entry.get("time_ms") is None else f"{outcome} {race_time(entry['time_ms'])}"
-    return style.green(text) if outcome == "won" else style.yellow(text)
+    outcome, shown = entry["outcome"], outcome_label(entry["outcome"])
+    if outcome == RacerOutcome.PLAYING:
+        return shown
+    text = shown if entry.get("time_ms") is None else f"{shown} {race_time(entry['time_ms'])}"
+    return style.green(text) if outcome == RacerOutcome.WON else style.yellow(text)
 
 
 def render_racers(racers: Sequence[dict[str, Any]], me: int | None, style: Style) -> list[str]:
@@ -452,13 +453,13 @@ def render_racers(racers: Sequence[dict[str, Any]], me: int | None, style: Style
 
 
 def render_ranking(ranking: Sequence[dict[str, Any]], me: int | None, style: Style) -> list[str]:
-    lines = [style.dim(f"  {'#':>2}  {'racer':<16} {'result':<18} {'home':>7} {'moves':>6}")]
+    lines = [style.dim(f"  {'#':>2}  {'racer':<16} {'result':<19} {'home':>7} {'moves':>6}")]
     for entry in ranking:
         mine = entry["player_id"] == me
         name = pad(entry["name"][:16], 16)
         lines.append(
             f"{style.yellow('▸') if mine else ' '} {entry['rank']:>2}. {style.bold(name) if mine else name} "
-            f"{pad(_outcome_text(entry, style), 18)} {entry['home']:>3}/{entry['total']:<3} {entry['moves']:>6}"
+            f"{pad(_outcome_text(entry, style), 19)} {entry['home']:>3}/{entry['total']:<3} {entry['moves']:>6}"
         )
     return lines
 
@@ -511,7 +512,7 @@ def _hint(screen: Screen) -> str:
         start = "start · " if room.get("creator_id") == screen.player_id else ""
         return f"{start}ready · unready · bots [N] [SPEED] · leave · ? help · quit"
     if screen.phase == "race":
-        if screen.me is not None and screen.me["outcome"] != "playing":
+        if screen.me is not None and screen.me["outcome"] != RacerOutcome.PLAYING:
             return "your game is over: the ranking comes when everyone is done · leave · quit"
         game = all_games().get((screen.race or {}).get("game", ""))
         if game is not None and game.quick_move:  # Clock: the whole game is one key

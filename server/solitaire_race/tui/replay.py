@@ -20,6 +20,7 @@ from typing import Any, TextIO
 from ..client.connection import http_url
 from ..engine import view_changes
 from ..protocol import normalize_code
+from ..results import outcome_label
 from .app import use_color
 from .render import Style, game_name, race_time, render_view
 
@@ -85,6 +86,6 @@ def watch(args: argparse.Namespace, stdout: TextIO = sys.stdout) -> int:
         stdout.flush()
         last_ms = at_ms
     time_text = race_time(racer["time_ms"]) if racer["time_ms"] is not None else "no time"
-    stdout.write(f"{racer['name']}: {racer['outcome']}, {racer['home']}/{racer['total']} home, "
+    stdout.write(f"{racer['name']}: {outcome_label(racer['outcome'])}, {racer['home']}/{racer['total']} home, "
                  f"{racer['moves']} moves, {time_text}\n")
     return 0

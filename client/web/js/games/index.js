@@ -5,6 +5,7 @@ import { parallels } from "./parallels.js";
 import { patriarchs } from "./patriarchs.js";
 import { persian } from "./persian.js";
 import { cruel, perseverance } from "./perseverance.js";
+import { unknownGame } from "./unknown.js";
 
 export const RENDERERS = {
   perseverance,
@@ -15,3 +16,7 @@ export const RENDERERS = {
   patriarchs,
   "persian-patience": persian,
 };
+
+/** The renderer of ``game``: its own, or for a game with no drawing here (added to the server
+ * since), the one that shows any view's fields. Every page that draws a board asks here. */
+export const rendererFor = (game) => RENDERERS[game] ?? unknownGame;
