@@ -33,6 +33,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -54,11 +55,17 @@ def count(server_path: Path, seconds: float, racers: int) -> tuple[int, float]:
             "--db", f"sqlite+aiosqlite:///{tmp}/bench.sqlite3", "--secret", "bench", "--countdown", "0",
             "--rate-limit", "0", "--daily-solver-nodes", "0", "--loop", "uvloop", *load_options(env),
         ]
-        server = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        # Its log (stderr) to a file, and what it prints after its start-up line read as it
+        # comes: a pipe nobody reads fills up (64 KiB) and stops the server in mid-write.
+        log_path = Path(tmp) / "server.log"
+        with log_path.open("w") as log_file:
+            server = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log_file, text=True, env=env)
         try:
             url = websocket_url(server, lines=400)
             if url is None:
                 raise RuntimeError("the server did not start")
+            assert server.stdout is not None
+            threading.Thread(target=server.stdout.read, daemon=True).start()
             time.sleep(SETTLE_S)
             generator = subprocess.Popen(
                 [sys.executable, str(HERE / "load.py"), "generate", url, "race", str(racers), "8", str(seconds), "0"],
@@ -76,7 +83,8 @@ def count(server_path: Path, seconds: float, racers: int) -> tuple[int, float]:
                 raise RuntimeError(f"the racers saw errors: {figures['errors']}")
         finally:
             server.terminate()
-            _, err = server.communicate(timeout=600)
+            server.wait(timeout=600)
+        err = log_path.read_text()
         collected = re.search(r"Collected : (\d+)", err)
         if collected is None:
             raise RuntimeError(f"callgrind counted nothing:\n{err[-2000:]}")
