@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import protocol as p
 from .daily import candidate_deals
@@ -16,6 +16,9 @@ from .interpreter import Interpreter
 from .queries import Queries
 from .room import Room, Score, Series, Status
 from .store import PlayerRecord, RaceRecord, Store
+
+if TYPE_CHECKING:
+    from .races import Placement
 
 NO_REMATCH = (
     "a rematch is asked for from a finished race you raced in (not a daily attempt, nor a race against a ghost)"
@@ -30,7 +33,7 @@ class Rematches:
     queries: Queries
     rooms: dict[str, Room]
     seats: dict[int, Room]
-    placement: Any
+    placement: Placement | None
     interpreter: Interpreter
     _proposing: dict[Room, asyncio.Future[str]]
     # Races' own, which these requests build on:
