@@ -38,15 +38,22 @@ class ReadingPeer:
 class Server:
     """Serves frames like the gateway: some at once, some held until ``finish``."""
 
-    def __init__(self, held: set[str]) -> None:
+    def __init__(self, held: set[str], brings: dict[str, str] | None = None) -> None:
         self.held = held
+        # A frame whose reply brings the client's next one at once: pushed while it is served.
+        self.brings = brings or {}
         self.served: list[str] = []
         self.being_served: list[str] = []
+        self.serving = False
         self.queue: FrameQueue | None = None
 
     def __call__(self, frame: str | bytes) -> bool:
-        assert self.queue is not None and not self.being_served, "two frames served at once"
+        assert self.queue is not None and not self.being_served and not self.serving, "two frames served at once"
         self.served.append(str(frame))
+        if frame in self.brings:
+            self.serving = True
+            self.queue.push(self.brings[str(frame)])
+            self.serving = False
         if frame in self.held:
             self.being_served.append(str(frame))
             return True  # finished later: finish() calls done()
@@ -58,8 +65,8 @@ class Server:
         self.queue.done()
 
 
-def make(held: set[str]) -> tuple[FrameQueue, Server, ReadingPeer]:
-    server, peer = Server(held), ReadingPeer()
+def make(held: set[str], brings: dict[str, str] | None = None) -> tuple[FrameQueue, Server, ReadingPeer]:
+    server, peer = Server(held, brings), ReadingPeer()
     queue = server.queue = FrameQueue(server, peer)
     return queue, server, peer
 
@@ -72,6 +79,17 @@ def test_one_frame_at_a_time() -> None:
     assert server.served == ["a"] and queue.busy  # b and c wait while a is held
     server.finish()
     assert server.served == ["a", "b"] and queue.busy  # b is held in turn: c still waits
+    server.finish()
+    assert server.served == ["a", "b", "c"] and not queue.busy
+
+
+def test_a_frame_pushed_while_one_is_served_waits_for_it() -> None:
+    """One at a time even when a reply brings the client's next frame at once (a client
+    answering from its receive callback): the next is served after, never inside, the one
+    being served, whether that one finishes at once (a) or later (b)."""
+    queue, server, _ = make({"b"}, brings={"a": "b", "b": "c"})
+    queue.push("a")
+    assert server.served == ["a", "b"] and queue.busy  # b, held, came after a; c waits for it
     server.finish()
     assert server.served == ["a", "b", "c"] and not queue.busy
 

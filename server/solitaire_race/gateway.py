@@ -79,8 +79,9 @@ class FrameQueue:
     1. at most one frame is being served at a time: a frame whose serving cannot finish at
        once (it awaits the store, or its move awaits the log commit) keeps the queue
        ``busy`` (``serve`` returns True) until ``done``;
-    2. frames that arrive meanwhile wait, and are served in arrival order, as soon as the
-       one before them is done;
+    2. frames that arrive meanwhile, even while a frame is being served (a reply may bring
+       the next at once), wait, and are served in arrival order, as soon as the one before
+       them is done;
     3. with ``high`` frames waiting the peer stops reading, and reads again once they are
        down to ``low``;
     4. after ``close`` no waiting frame is served, so none is answered: a client resends
@@ -108,7 +109,9 @@ class FrameQueue:
         if self.closed:
             return
         if not self.busy:
-            self.busy = self.serve(frame)
+            self.busy = True  # from now: a frame pushed while this one is served waits behind it
+            if not self.serve(frame):
+                self.done()
             return
         self.waiting.append(frame)
         if len(self.waiting) >= self.high and not self.paused:
@@ -117,15 +120,16 @@ class FrameQueue:
 
     def done(self) -> None:
         """The frame being served is done: serve those that waited, in order."""
-        self.busy = False
         waiting = self.waiting
-        while waiting and not self.busy and not self.closed:
+        while waiting and not self.closed:
             frame = waiting.pop(0)
             if self.paused and len(waiting) <= self.low:
                 self.paused = False
                 self.peer.resume_reading()
-            self.busy = self.serve(frame)
-        if not self.busy and self._drained:
+            if self.serve(frame):
+                return  # it finishes later (busy still): done() is called again then
+        self.busy = False
+        if self._drained:
             drained, self._drained = self._drained, []
             for future in drained:
                 if not future.done():

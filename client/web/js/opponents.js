@@ -20,11 +20,12 @@ function rankKey(r) {
   return [1, r.total > 0 ? r.total - r.home : Infinity, r.time_ms ?? Infinity, r.moves];
 }
 
-/** Racers best first, in the ranking's order; ties (as the server's) by name, then id, so
- * the order never flickers between two redraws. ``entries``: [player id, racer] pairs. */
+/** Racers best first, in the ranking's order; ties by player id, as the server breaks them
+ * (room/results.py), so the order never flickers between two redraws. ``entries``: [player
+ * id, racer] pairs. */
 export function byRank(entries) {
   const keys = new Map(entries.map(([id, r]) => [id, rankKey(r)]));
-  return [...entries].sort(([ida, a], [idb, b]) => compareKeys(keys.get(ida), keys.get(idb)) || a.name.localeCompare(b.name) || ida - idb);
+  return [...entries].sort(([ida, a], [idb, b]) => compareKeys(keys.get(ida), keys.get(idb)) || ida - idb);
 }
 
 /** Two keys compared as Python compares tuples: the first part that differs decides. */
