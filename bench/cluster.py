@@ -1,7 +1,7 @@
 """Cluster benchmark: one node on SQLite, one on PostgreSQL, and clusters of nodes on
 PostgreSQL and Redis, under the same load; then failover and capacity.
 
-    python bench/cluster.py [--racers 1000] [--rooms 8] [--seconds 6] [--setups sqlite,pg,1,2,3]
+    python bench/cluster.py [--racers 1000] [--rooms 8] [--seconds 6] [--setups sqlite,pg,1,2,3] [--spread]
                             [--routing 50] [--failovers 10] [--failover-rooms 100]
                             [--capacity 250,500,1000,2000]
                             [--db postgresql+asyncpg://postgres@127.0.0.1/solitaire_bench_cluster]
@@ -16,7 +16,9 @@ Prints moves per second, the server CPU per move (all nodes together; PostgreSQL
 processes are not counted), p50/p99 round trips, memory per racer (all nodes), and for
 clusters the **efficiency**: moves per server CPU-second against one cluster node's. On a
 machine with one core for the nodes, N nodes share it: this measures what the cluster
-costs per move, not how far it scales out.
+costs per move, not how far it scales out. ``--spread`` pins node *i* to CPU *i* mod the
+CPU count instead (the generator stays on CPU 1): nodes on cores of their own, where the
+machine has them.
 
 **Failover** (``--failovers``): two nodes; ``--failover-rooms`` rooms of two racers on one
 node, every racer following a winning line, a move every 2 s (after a takeover its next
@@ -47,6 +49,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import signal
 import statistics
@@ -86,13 +89,20 @@ def fresh(db: str, redis: str) -> None:
     asyncio.run(clean())
 
 
-def start_nodes(setup: str, db: str, redis: str, tmp: Path) -> list[tuple[subprocess.Popen[str], str]]:
+def start_nodes(
+    setup: str, db: str, redis: str, tmp: Path, spread: bool = False
+) -> list[tuple[subprocess.Popen[str], str]]:
     if setup == "sqlite":
         return [load.start_server("race", tmp / "bench.sqlite3")]
     fresh(db, redis)
     if setup == "pg":
         return [load.start_server("race", db)]
-    return [load.start_server("race", db, extra=("--redis", redis, "--node-id", f"n{i}")) for i in range(int(setup))]
+    nodes = [load.start_server("race", db, extra=("--redis", redis, "--node-id", f"n{i}")) for i in range(int(setup))]
+    if spread:  # started on CPU 0 like every server (load.start_server); node i moves to CPU i
+        cpus = os.cpu_count() or 1
+        for i, (proc, _) in enumerate(nodes):
+            os.sched_setaffinity(proc.pid, {i % cpus})
+    return nodes
 
 
 def stop(nodes: list[tuple[subprocess.Popen[str], str]]) -> None:
@@ -115,7 +125,7 @@ def scaling(args: argparse.Namespace) -> list[dict[str, Any]]:
     for setup in args.setups.split(","):
         for label, rate in (("saturation", None), ("2 moves/s", 2.0)):
             with tempfile.TemporaryDirectory() as tmp:
-                nodes = start_nodes(setup, args.db, args.redis, Path(tmp))
+                nodes = start_nodes(setup, args.db, args.redis, Path(tmp), args.spread)
                 try:
                     urls = ",".join(url for _, url in nodes)
                     for _, url in nodes:
@@ -368,6 +378,8 @@ def main() -> int:
     parser.add_argument("--rooms", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=6.0)
     parser.add_argument("--setups", default="sqlite,pg,1,2,3", help="sqlite, pg, and cluster sizes (empty: none)")
+    parser.add_argument("--spread", action="store_true",
+                        help="a cluster's node i on CPU i mod the CPU count, not every node on CPU 0")
     parser.add_argument("--failovers", type=int, default=10, help="failover rounds (0: none)")
     parser.add_argument("--failover-rooms", type=int, default=100)
     parser.add_argument("--routing", type=int, default=50, help="joins each way for the routing figures (0: none)")
