@@ -15,7 +15,9 @@ the epoch raised so that the old owner, if it is only paused, writes nothing mor
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import Iterator
 from typing import Any
 
 from redis.exceptions import RedisError
@@ -35,6 +37,16 @@ LOBBY_LIST_S = 1.0  # the public lobby list is read from the database at most th
 MOVING_MESSAGE = "race {code} is moving to another server node (its node stopped): try again in a few seconds"
 
 
+@contextlib.contextmanager
+def redis_reached() -> Iterator[None]:
+    """A request that needs the cluster's Redis fails as storage unavailable when it cannot
+    be reached: a clear error the client may retry, as for a database that cannot."""
+    try:
+        yield
+    except (RedisError, OSError) as exc:
+        raise StorageUnavailable(f"the cluster's Redis cannot be reached: {exc}") from None
+
+
 class Placement:
     def __init__(self, races: Races, cluster: Cluster) -> None:
         self.races = races
@@ -48,10 +60,8 @@ class Placement:
         cluster.still_ours = self.still_ours
 
     async def placed(self, race_id: int) -> None:
-        try:
+        with redis_reached():
             held = await self.cluster.hold(race_lease(race_id))
-        except (RedisError, OSError) as exc:
-            raise StorageUnavailable(f"the cluster's Redis cannot be reached: {exc}") from None
         if not held:  # a new race's id is new: only a broken Redis could say otherwise
             raise StorageUnavailable(f"race {race_id} is held by another node")
 
@@ -60,10 +70,8 @@ class Placement:
         await self.cluster.release(race_lease(race_id))
 
     async def held_elsewhere(self, race_id: int) -> bool:
-        try:
+        with redis_reached():
             holder, url = await self.cluster.owner_url(race_lease(race_id))
-        except (RedisError, OSError) as exc:
-            raise StorageUnavailable(f"the cluster's Redis cannot be reached: {exc}") from None
         return holder is not None and url is not None and holder != self.cluster.node_id
 
     async def find(self, race: RaceRecord) -> Room:
@@ -71,7 +79,7 @@ class Placement:
         if room is not None:
             return room
         name = race_lease(race.id)
-        try:
+        with redis_reached():
             holder, url = await self.cluster.owner_url(name)
             if holder is not None:
                 self._sighted.pop(race.id, None)
@@ -85,8 +93,6 @@ class Placement:
                     raise p.ProtocolError(
                         p.ErrorCode.NO_SUCH_RACE, f"race {race.code} has just finished: join it again"
                     )
-        except (RedisError, OSError) as exc:
-            raise StorageUnavailable(f"the cluster's Redis cannot be reached: {exc}") from None
         if holder is None or url is None or holder == self.cluster.node_id:
             # Its node stopped renewing (it died; its lease runs out within the time to
             # live), or this node's last run held it: asked again, it will be adopted.
