@@ -298,7 +298,7 @@ class Gateway:
             request_id = request.id
             kind = type(request)
             player = session.player
-            if kind is p.Move and player is not None:  # the usual frame, at saturation nearly every one
+            if type(request) is p.Move and player is not None:  # the usual frame, at saturation nearly every one
                 return self.races.move(player, request, session.moved)
             if isinstance(request, p.Hello):
                 return self._await(session, self._hello(session, request), request_id)
