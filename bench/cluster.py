@@ -1,24 +1,29 @@
 """Cluster benchmark: one node on SQLite, one on PostgreSQL, and clusters of nodes on
 PostgreSQL and Redis, under the same load; then failover and capacity.
 
-    python bench/cluster.py [--racers 1000] [--rooms 8] [--seconds 6] [--setups sqlite,pg,1,2,3] [--spread]
+    python bench/cluster.py [--racers 1000] [--rooms 8] [--seconds 6] [--setups sqlite,pg,1,2,3,1/2]
+                            [--repeat 3] [--spread]
                             [--routing 50] [--failovers 10] [--failover-rooms 100]
-                            [--capacity 250,500,1000,2000]
+                            [--capacity 250,500,1000,1500,2000,3000,4000,6000,8000]
                             [--db postgresql+asyncpg://postgres@127.0.0.1/solitaire_bench_cluster]
                             [--redis redis://127.0.0.1:6379/0] [--json FILE]
 
 **Scaling** (``--setups``): ``sqlite`` is one ``serve`` on a SQLite file, ``pg`` one on
-PostgreSQL (a single process: no Redis), and ``N`` a cluster of N nodes (``serve --redis``)
-on PostgreSQL. Every node is pinned to CPU 0 and bench/load.py's load generator to CPU 1,
+PostgreSQL (a single process: no Redis), ``N`` a cluster of N nodes (``serve --redis``)
+on PostgreSQL, and ``1/N`` one cluster node carrying what each node of an N-node cluster
+carries (its share of the rooms): what a node costs per move at that load, with nothing
+shared. Every node is pinned to CPU 0 and bench/load.py's load generator to CPU 1,
 with the rooms spread over the nodes (each room's racers all on one node, as they end up
 once the redirect has brought them there): at saturation, and at 2 moves/s per racer.
-Prints moves per second, the server CPU per move (all nodes together; PostgreSQL's own
-processes are not counted), p50/p99 round trips, memory per racer (all nodes), and for
-clusters the **efficiency**: moves per server CPU-second against one cluster node's. On a
-machine with one core for the nodes, N nodes share it: this measures what the cluster
-costs per move, not how far it scales out. ``--spread`` pins node *i* to CPU *i* mod the
-CPU count instead (the generator stays on CPU 1): nodes on cores of their own, where the
-machine has them.
+``--repeat`` rounds measure every setup once each, round-robin (which runs first
+alternates); the table has the medians. Prints moves per second, the server CPU per move
+(all nodes together; PostgreSQL's own processes are not counted), p50/p99 round trips,
+memory per racer (all nodes), and for clusters the **efficiency**: moves per server
+CPU-second against one cluster node's (from the medians; in brackets the lowest and
+highest of the rounds' own ratios). On a machine with one core for the nodes, N nodes
+share it: this measures what the cluster costs per move, not how far it scales out.
+``--spread`` pins node *i* to CPU *i* mod the CPU count instead (the generator stays on
+CPU 1): nodes on cores of their own, where the machine has them.
 
 **Failover** (``--failovers``): two nodes; ``--failover-rooms`` rooms of two racers on one
 node, every racer following a winning line, a move every 2 s (after a takeover its next
@@ -36,8 +41,9 @@ joins); and a Redis PUBLISH reaching a subscriber, the hop a relay would add twi
 every move (there and back). Medians and p99s.
 
 **Capacity** (``--capacity``): one cluster node on PostgreSQL, 2 moves/s per racer in
-rooms of 8, stepping the racers up: the p99 at each step, and the largest step under 5 ms
-and under 50 ms.
+rooms of 8, stepping the racers up until the p99 crosses 50 ms (or the node no longer
+answers the moves asked for): the p99 at each step, and the largest step under 5 ms and
+under 50 ms.
 
 The PostgreSQL database under ``--db`` is the benchmark's: dropped and made anew for each
 setup, dropped at the end; the Redis keys are under that database's name. Loopback only,
@@ -92,17 +98,29 @@ def fresh(db: str, redis: str) -> None:
 def start_nodes(
     setup: str, db: str, redis: str, tmp: Path, spread: bool = False
 ) -> list[tuple[subprocess.Popen[str], str]]:
+    """``setup``'s servers: ``sqlite``, ``pg``, ``N`` cluster nodes, or ``1/N`` (one cluster
+    node, which carries a share of the racers: ``racers_of``)."""
     if setup == "sqlite":
         return [load.start_server("race", tmp / "bench.sqlite3")]
     fresh(db, redis)
     if setup == "pg":
         return [load.start_server("race", db)]
-    nodes = [load.start_server("race", db, extra=("--redis", redis, "--node-id", f"n{i}")) for i in range(int(setup))]
+    count = 1 if "/" in setup else int(setup)
+    nodes = [load.start_server("race", db, extra=("--redis", redis, "--node-id", f"n{i}")) for i in range(count)]
     if spread:  # started on CPU 0 like every server (load.start_server); node i moves to CPU i
         cpus = os.cpu_count() or 1
         for i, (proc, _) in enumerate(nodes):
             os.sched_setaffinity(proc.pid, {i % cpus})
     return nodes
+
+
+def racers_of(setup: str, racers: int, room: int) -> int:
+    """The racers a setup carries: all of them, or for ``1/N`` what the busiest node of N
+    carries (whole rooms, spread as evenly as they go)."""
+    if "/" not in setup:
+        return racers
+    rooms = -(-racers // room)
+    return -(-rooms // int(setup.split("/")[1])) * room
 
 
 def stop(nodes: list[tuple[subprocess.Popen[str], str]]) -> None:
@@ -118,33 +136,56 @@ def stop(nodes: list[tuple[subprocess.Popen[str], str]]) -> None:
 
 
 def scaling(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Every setup under each load, ``--repeat`` rounds, round-robin (a round measures every
+    setup once, so the machine's slow spells fall on all of them): the medians, and the
+    efficiency from them."""
+    setups = args.setups.split(",")
+    loads = (("saturation", None), ("2 moves/s", 2.0))
+    runs: dict[tuple[str, str], list[dict[str, Any]]] = {(s, label): [] for s in setups for label, _ in loads}
+    for round_no in range(1, args.repeat + 1):
+        order = setups if round_no % 2 else setups[::-1]  # which runs first alternates
+        for setup in order:
+            for label, rate in loads:
+                with tempfile.TemporaryDirectory() as tmp:
+                    nodes = start_nodes(setup, args.db, args.redis, Path(tmp), args.spread)
+                    try:
+                        urls = ",".join(url for _, url in nodes)
+                        for _, url in nodes:
+                            load.warm_up(url)
+                        racers = racers_of(setup, args.racers, args.rooms)
+                        r = load.run_case("race", urls, [p for p, _ in nodes], racers, args.rooms, args.seconds, rate)
+                    finally:
+                        stop(nodes)
+                r["per_cpu"] = r["per_s"] / r["server_cpu"] if r["server_cpu"] else float("nan")
+                runs[(setup, label)].append(r)
+                if args.repeat > 1:
+                    print(f"  round {round_no}: {setup} at {label}: {r['per_s']:,.0f} moves/s, "
+                          f"{1e6 / r['per_cpu']:,.0f} µs cpu/move, p99 {r['p99_us']:,.0f} µs", flush=True)
+                if r["error_count"]:
+                    print(f"    {r['error_count']} errors, e.g. {r['errors'][:3]}", flush=True)
     print(f"{'setup':<10}{'load':<14}{'moves/s':>9}{'µs cpu/move':>12}{'p50 µs':>9}{'p99 µs':>9}"
-          f"{'KiB/racer':>10}{'efficiency':>11}", flush=True)
+          f"{'KiB/racer':>10}{'efficiency':>11}  (medians of {args.repeat})", flush=True)
     rows: list[dict[str, Any]] = []
-    per_cpu_one: dict[str, float] = {}  # moves per CPU-second of a one-node cluster, per load
-    for setup in args.setups.split(","):
-        for label, rate in (("saturation", None), ("2 moves/s", 2.0)):
-            with tempfile.TemporaryDirectory() as tmp:
-                nodes = start_nodes(setup, args.db, args.redis, Path(tmp), args.spread)
-                try:
-                    urls = ",".join(url for _, url in nodes)
-                    for _, url in nodes:
-                        load.warm_up(url)
-                    r = load.run_case("race", urls, [p for p, _ in nodes], args.racers, args.rooms, args.seconds, rate)
-                finally:
-                    stop(nodes)
-            per_cpu = r["per_s"] / r["server_cpu"] if r["server_cpu"] else float("nan")
-            if setup == "1":
-                per_cpu_one[label] = per_cpu
-            efficiency = per_cpu / per_cpu_one[label] if setup.isdigit() and label in per_cpu_one else None
-            row = {"setup": setup, "load": label, **r, "cpu_us_per_move": r["server_cpu"] / r["per_s"] * 1e6,
-                   "efficiency": efficiency}
+    for label, _ in loads:
+        one = runs.get(("1", label))
+        for setup in setups:
+            done = runs[(setup, label)]
+            med = {key: statistics.median(r[key] for r in done) for key in ("per_s", "per_cpu", "p50_us", "p99_us",
+                                                              "rss_per_racer_kib", "server_cpu")}
+            efficiency = (med["per_cpu"] / statistics.median(r["per_cpu"] for r in one)
+                          if one and setup.isdigit() else None)
+            # Each round's own ratio too: the spread says how far one run can be trusted.
+            ratios = ([r["per_cpu"] / o["per_cpu"] for r, o in zip(done, one, strict=True)]
+                      if one and setup.isdigit() else [])
+            row = {"setup": setup, "load": label, "racers": racers_of(setup, args.racers, args.rooms), **med,
+                   "cpu_us_per_move": 1e6 / med["per_cpu"], "efficiency": efficiency,
+                   "efficiency_rounds": ratios, "runs": done}
             rows.append(row)
             eff = f"{efficiency:.2f}" if efficiency is not None else ""
-            print(f"{setup:<10}{label:<14}{r['per_s']:>9,.0f}{row['cpu_us_per_move']:>12,.0f}{r['p50_us']:>9,.0f}"
-                  f"{r['p99_us']:>9,.0f}{r['rss_per_racer_kib']:>10.1f}{eff:>11}", flush=True)
-            if r["error_count"]:
-                print(f"    {r['error_count']} errors, e.g. {r['errors'][:3]}", flush=True)
+            spread = f"  ({min(ratios):.2f}-{max(ratios):.2f})" if len(ratios) > 1 and setup != "1" else ""
+            name = f"{setup} ({row['racers']})" if "/" in setup else setup
+            print(f"{name:<10}{label:<14}{med['per_s']:>9,.0f}{row['cpu_us_per_move']:>12,.0f}{med['p50_us']:>9,.0f}"
+                  f"{med['p99_us']:>9,.0f}{med['rss_per_racer_kib']:>10.1f}{eff:>11}{spread}", flush=True)
     return rows
 
 
@@ -365,9 +406,12 @@ def capacity(args: argparse.Namespace) -> dict[str, Any]:
         rows.append({"racers": racers, **r})
         print(f"  {racers:>6} racers: {r['per_s']:>7,.0f} moves/s, p50 {r['p50_us']:>7,.0f} µs, "
               f"p99 {r['p99_us']:>8,.0f} µs, cpu {r['server_cpu']:.0%}", flush=True)
+        keeping_up = r["per_s"] >= 1.9 * racers  # the moves asked for, nearly all answered
         for bound, limit in (("5ms", 5000), ("50ms", 50000)):
-            if r["p99_us"] < limit and r["per_s"] >= 1.9 * racers:  # keeping up with the load
+            if r["p99_us"] < limit and keeping_up:
                 under[bound] = racers
+        if r["p99_us"] >= 50000 or not keeping_up:
+            break  # past both bounds: the steps above would only take longer to say so
     print(f"  racers per node at a p99 under 5 ms: {under['5ms']}; under 50 ms: {under['50ms']}", flush=True)
     return {"steps": rows, "under": under}
 
@@ -377,13 +421,16 @@ def main() -> int:
     parser.add_argument("--racers", type=int, default=1000)
     parser.add_argument("--rooms", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=6.0)
-    parser.add_argument("--setups", default="sqlite,pg,1,2,3", help="sqlite, pg, and cluster sizes (empty: none)")
+    parser.add_argument("--setups", default="sqlite,pg,1,2,3,1/2",
+                        help="sqlite, pg, cluster sizes, 1/N: one node with a node's share of N (empty: none)")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds of the scaling setups (medians)")
     parser.add_argument("--spread", action="store_true",
                         help="a cluster's node i on CPU i mod the CPU count, not every node on CPU 0")
     parser.add_argument("--failovers", type=int, default=10, help="failover rounds (0: none)")
     parser.add_argument("--failover-rooms", type=int, default=100)
     parser.add_argument("--routing", type=int, default=50, help="joins each way for the routing figures (0: none)")
-    parser.add_argument("--capacity", default="250,500,1000,2000", help="racer counts to step through (empty: none)")
+    parser.add_argument("--capacity", default="250,500,1000,1500,2000,3000,4000,6000,8000",
+                        help="racer counts to step up through, until the p99 crosses 50 ms (empty: none)")
     parser.add_argument("--db", default=DEFAULT_DB, help="a PostgreSQL database the benchmark owns")
     parser.add_argument("--redis", default=DEFAULT_REDIS)
     parser.add_argument("--json", help="write the figures to this file")

@@ -38,7 +38,7 @@ def main() -> int:
         ("leaderboard", ["leaderboard.py", "--results", "100000" if args.quick else "1000000"]),
         ("move_log", ["move_log.py", "--commits", "100" if args.quick else "600"]),
         ("load", ["load.py", *(["--racers", "100", "--rooms", "2,8", "--seconds", "3"] if args.quick else [])]),
-        ("cluster", ["cluster.py", *(["--racers", "200", "--seconds", "3", "--setups", "sqlite,pg,1,2",
+        ("cluster", ["cluster.py", *(["--racers", "200", "--seconds", "3", "--setups", "sqlite,pg,1,2", "--repeat", "1",
                                       "--routing", "10", "--failovers", "2", "--failover-rooms", "20",
                                       "--capacity", "200,400"] if args.quick else [])]),
         ("soak", ["soak.py", *(["--racers", "40", "--minutes", "1", "--every", "15"] if args.quick else [])]),

@@ -12,6 +12,7 @@ acknowledges nothing more once it runs again; the daily planner runs on one node
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import signal
@@ -28,7 +29,7 @@ import pytest
 from redis.asyncio import Redis
 
 from solitaire_race.bots.runner import run_bot
-from solitaire_race.client.connection import Connection, Disconnected
+from solitaire_race.client.connection import Connection, Disconnected, ws_url
 from solitaire_race.cluster.leases import text
 
 from . import databases
@@ -365,15 +366,111 @@ async def test_a_node_paused_past_its_lease_acknowledges_nothing_once_it_runs_ag
     assert (reply or {}).get("code") == "race_moved" or any(m.get("code") == "race_moved" for m in told), told
     assert "4003" in told[-1]["reason"], told
     await until(lambda: a.events("race_fenced") >= 1, 10)
+    # Sent on its way, the host comes back through a (as through the site's address): a
+    # sends it to b (race_elsewhere), where the race has its four moves and goes on.
+    await host.move_to(a.url)
+    assert (await host.request({"type": "join_race", "code": code}))["type"] == "room"
+    assert host.at == again.at  # the client followed the redirect to b
+    assert (await started(host))["moves"] == 4
+    await play(host, LINE[4:5])
     logged = await pg.query("SELECT player_id, text FROM move_log WHERE race_id = ? AND kind = 'move' "
                             "ORDER BY player_id, seq", race_id)
     by_player: dict[int, list[str]] = {}
     for player_id, move in logged:
         by_player.setdefault(player_id, []).append(move)
-    assert sorted(by_player.values(), key=len) == [list(LINE[:4]), list(LINE[:6])]
+    assert sorted(by_player.values(), key=len) == [list(LINE[:5]), list(LINE[:6])]
     await again.close()
     await host.close()
     await guest.close()
+
+
+class RedisRelay:
+    """A TCP relay to the machine's Redis that the test can cut: the node that reaches
+    Redis through it is cut off from it, while the others are not."""
+
+    def __init__(self) -> None:
+        self.cut = False
+        self.sockets: list[asyncio.StreamWriter] = []
+
+    async def start(self) -> str:
+        self.server = await asyncio.start_server(self._relay, "127.0.0.1", 0)
+        port = self.server.sockets[0].getsockname()[1]
+        return f"redis://127.0.0.1:{port}/0"
+
+    async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self.cut:
+            writer.transport.abort()
+            return
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", 6379)
+        self.sockets += [writer, up_writer]
+
+        async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+            with contextlib.suppress(OSError):
+                while data := await source.read(65536):
+                    sink.write(data)
+                    await sink.drain()
+            sink.transport.abort()
+
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+
+    def cut_off(self) -> None:
+        self.cut = True
+        for writer in self.sockets:
+            writer.transport.abort()
+
+    async def close(self) -> None:
+        self.cut_off()
+        self.server.close()
+        await self.server.wait_closed()
+
+
+async def test_a_node_cut_off_from_redis_through_its_lobbys_countdown_does_not_start_the_lobby_adopted(
+    cluster: Callable[..., Node], pg: Database
+) -> None:
+    """A node cut off from Redis keeps its rooms (only the database can tell it they moved
+    on): its lobby's countdown runs out after another node has adopted the lobby. Its start
+    is refused (its epoch is old), so the lobby stays the adopter's, with its players, and
+    is raced there."""
+    relay = RedisRelay()
+    countdown_s = 10.0  # the adoption below takes about a lease (2 s): it comes first
+    # Started off the loop: the relay runs on it, and the node reaches Redis as it starts.
+    a = await asyncio.to_thread(cluster, "a", "--redis", await relay.start(), "--countdown", str(countdown_s))
+    b = cluster("b", "--countdown", "1")
+    try:
+        host, guest = await player(a, "Hostess"), await player(a, "Guest")
+        code = (await host.request({"type": "create_race", "game": GAME, "deal": DEAL}))["race"]["code"]
+        assert (await guest.request({"type": "join_race", "code": code}))["type"] == "room"
+        race_id = await id_of(pg, code)
+        await until(lambda: _entries(pg, code, 2))
+        assert (await host.request({"type": "start_race"}))["type"] in ("room", "countdown")
+        counting = time.monotonic()
+        relay.cut_off()
+        # a's lease runs out (it cannot renew it): b adopts the lobby by itself; the guest
+        # joins it there.
+        await until(lambda: _held_by(pg, race_id, "b"))
+        assert time.monotonic() - counting < countdown_s - 1, "adopted too late for this test"
+        again = await Connection.open(b.url)
+        assert (await again.request({"type": "hello", "token": guest.token}))["type"] == "welcome"
+        room = await again.request({"type": "join_race", "code": code})
+        assert room["type"] == "room" and again.at == ws_url(b.url), room
+        assert {p["name"] for p in room["race"]["players"]} == {"Hostess", "Guest"}
+        # a's countdown runs out: its start is fenced, and it sends its racers on their way.
+        await until(lambda: a.events("race_fenced") >= 1, countdown_s + 10)
+        assert await scalar(pg, "SELECT status FROM races WHERE id = ?", race_id) == "open"
+        assert await _entries(pg, code, 2)
+        await closed(host)
+        await host.move_to(b.url)
+        assert (await host.request({"type": "join_race", "code": code}))["type"] == "room"
+        assert (await host.request({"type": "start_race"}))["type"] in ("room", "countdown")
+        await started(host), await started(again)
+        await play(host, LINE[:1])
+        assert await scalar(pg, "SELECT status FROM races WHERE id = ?", race_id) == "running"
+        assert b.events("race_adopted") == 1
+        await host.close()
+        await again.close()
+        await guest.close()
+    finally:
+        await relay.close()
 
 
 async def _held_by(pg: Database, race_id: int, node: str) -> bool:

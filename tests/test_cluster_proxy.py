@@ -230,16 +230,19 @@ async def test_nodes_killed_again_and_again_every_race_ends_with_each_acknowledg
     async def rejoin(conn: Connection, code: str, acknowledged: int) -> int:
         """Back into the race after its node died; the moves the server has for us."""
         for _ in range(200):  # bounded: ~a minute
+            moves: int | None = None
             try:
                 if conn.closed:
                     await conn.reopen()
                 reply = await conn.request({"type": "join_race", "code": code})
                 if reply["type"] == "room":
                     moves = int((await started(conn))["moves"])
-                    assert moves >= acknowledged, (code, moves, acknowledged)  # nothing acknowledged lost
-                    return moves
-            except Exception:
+            except Exception:  # its node died again meanwhile: again, after a pause
                 pass
+            if moves is not None:
+                # Outside the try: a lost acknowledged move fails the test at once, saying so.
+                assert moves >= acknowledged, f"race {code}: {acknowledged} moves acknowledged, {moves} kept"
+                return moves
             await asyncio.sleep(0.25)
         raise AssertionError(f"never back in race {code}")
 

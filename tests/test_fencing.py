@@ -201,3 +201,34 @@ async def test_a_lobbys_entrants_are_written_only_at_its_epoch(store: Store) -> 
     await store.set_race_entries(race, [ann, bob], epoch=adopted)
     (lobby,) = [r for r in await store.open_races() if r.race.id == race]
     assert sorted(pid for pid, _ in lobby.players) == sorted([ann, bob])
+
+
+async def test_a_lobby_is_started_only_at_its_epoch(store: Store) -> None:
+    """A node that lost its lobby (paused past its lease) and whose countdown then ends
+    cannot start the race or replace who races in it."""
+    race = await new_race(store, "STRT")
+    ann, bob = await new_player(store, "ann-start"), await new_player(store, "bob-start")
+    await store.set_race_entries(race, [ann, bob], epoch=0)
+    adopted = await store.claim_race(race)  # another node takes the lobby over
+    with pytest.raises(Fenced):
+        await store.mark_race_started(race, T0, [ann], epoch=0)
+    record = await store.race(race)
+    assert record is not None and record.status == "open" and record.epoch == adopted  # nothing written
+    (lobby,) = [r for r in await store.open_races() if r.race.id == race]
+    assert sorted(pid for pid, _ in lobby.players) == sorted([ann, bob])
+    await store.mark_race_started(race, T0, [ann, bob], epoch=adopted)
+    assert (await store.race(race)).status == "running"  # type: ignore[union-attr]
+
+
+async def test_a_lobby_is_abandoned_only_at_its_epoch(store: Store) -> None:
+    """Everyone left the lobby on the node that lost it: the lobby another node adopted stays."""
+    race = await new_race(store, "ABND")
+    ann = await new_player(store, "ann-abandon")
+    await store.set_race_entries(race, [ann], epoch=0)
+    adopted = await store.claim_race(race)
+    with pytest.raises(Fenced):
+        await store.abandon_race(race, epoch=0)
+    assert [r.race.id for r in await store.open_races()] == [race]  # still there, with its entrant
+    assert await store.abandon_race(race + 1000, epoch=0) is False  # no such race: nothing to do
+    assert await store.abandon_race(race, epoch=adopted) is True
+    assert await store.race(race) is None

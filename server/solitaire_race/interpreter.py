@@ -101,8 +101,12 @@ class Interpreter:
             elif isinstance(effect, RecordStart):
                 await self._record_start(room, effect.player_ids)
         self.schedule(room)
-        if room.status is Status.FINISHED and not room.racers:
-            await self.store.abandon_race(room.race_id)  # everyone left the lobby
+        if room.status is Status.FINISHED and not room.racers:  # everyone left the lobby
+            try:
+                await self.store.abandon_race(room.race_id, self.lobby_epochs.get(room.race_id))
+            except Fenced:
+                self.fenced(room)  # another node adopted the lobby: it is that node's to end
+                return
         if room.status is Status.FINISHED and not any(r.connected for r in room.racers.values()):
             self.forget(room)
 
@@ -226,7 +230,9 @@ class Interpreter:
             try:
                 # RaceStateError: an attempt reported failed had committed: it is running.
                 with contextlib.suppress(RaceStateError):
-                    await self.store.mark_race_started(room.race_id, self.wall_clock(), list(player_ids))
+                    await self.store.mark_race_started(
+                        room.race_id, self.wall_clock(), list(player_ids), self.lobby_epochs.get(room.race_id)
+                    )
                 epoch = await self.store.claim_race(room.race_id, self.lobby_epochs.get(room.race_id))
             except StorageUnavailable as exc:
                 event(

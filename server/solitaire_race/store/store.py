@@ -17,7 +17,7 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-from sqlalchemy import Engine, delete, select
+from sqlalchemy import Engine, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
@@ -41,7 +41,7 @@ from .errors import (
 from .integrity import check_database_file
 from .lock import PostgresServerLock, ServerLock
 from .migrate import upgrade_to_head
-from .models import DailyAttempt, MoveLog, Player, Race, RaceEntry, Result
+from .models import DailyAttempt, MoveLog, Player, Race, Result
 from .pg_writer import PostgresWriter
 from .records import (
     CODE_MAX_LENGTH,
@@ -58,6 +58,7 @@ from .unfinished import Unfinished
 from .writer import Writer, resolve
 from .writes import (
     HELD_CLASS,
+    abandon,
     banned_players,
     check_epoch,
     claim,
@@ -335,12 +336,17 @@ class Store(DailyAndBoards, Unfinished, Review, Series):
             row = await session.scalar(select(Race).where(Race.code == code))
             return None if row is None else race_record(row)
 
-    async def mark_race_started(self, race_id: int, started_at: datetime, player_ids: Sequence[int] = ()) -> None:
+    async def mark_race_started(
+        self, race_id: int, started_at: datetime, player_ids: Sequence[int] = (), epoch: int | None = None
+    ) -> None:
         """'open' -> 'running', recording who races. Raises NotFound, or RaceStateError if
-        it isn't open."""
+        it isn't open; with ``epoch``, only while it is the race's (else ``Fenced``, nothing
+        written: another node adopted the lobby)."""
         started = check_time(started_at)
 
         def write(session: Session) -> None:
+            if epoch is not None:
+                check_epoch(session, race_id, epoch)
             transition(session, start_statement(), race_id, "open", started_at=started)
             if player_ids:  # who races replaces who was in the lobby
                 replace_entries(session, race_id, player_ids)
@@ -482,17 +488,10 @@ class Store(DailyAndBoards, Unfinished, Review, Series):
             rows = (await session.execute(statement)).all()
             return [result_record(result, name) for result, name in rows]
 
-    async def abandon_race(self, race_id: int) -> bool:
+    async def abandon_race(self, race_id: int, epoch: int | None = None) -> bool:
         """Delete a race that is still 'open' (never started): it has no results and
         nothing refers to it. Returns False, changing nothing, if the race is missing or
-        has started; a started race is ended with finish_race instead."""
-        def write(session: Session) -> bool:
-            # Its entrants first: they refer to the race. Nothing is deleted unless it is open.
-            open_race = select(Race.id).where(Race.id == race_id, Race.status == "open").scalar_subquery()
-            session.execute(delete(RaceEntry).where(RaceEntry.race_id == open_race))
-            count = session.execute(delete(Race).where(Race.id == race_id, Race.status == "open")).rowcount  # type: ignore[attr-defined]
-            session.commit()
-            return bool(count)
-
-        return await self._write(write)
+        has started; a started race is ended with finish_race instead. With ``epoch``, only
+        while it is the race's (else ``Fenced``, nothing deleted)."""
+        return await self._write(functools.partial(abandon, race_id=race_id, epoch=epoch))
 

@@ -219,3 +219,19 @@ def claim(session: Session, race_id: int, expected: int | None = None) -> int:
         raise NotFound(f"no race {race_id}")
     session.commit()
     return int(epoch)
+
+
+def abandon(session: Session, race_id: int, epoch: int | None = None) -> bool:
+    """Delete the race if it is still open, with its entrants (``Store.abandon_race``):
+    whether it was. With ``epoch``, only while it is the race's (else ``Fenced``)."""
+    if epoch is not None:
+        try:
+            check_epoch(session, race_id, epoch)
+        except NotFound:
+            return False
+    # Its entrants first: they refer to the race. Nothing is deleted unless it is open.
+    open_race = select(Race.id).where(Race.id == race_id, Race.status == "open").scalar_subquery()
+    session.execute(delete(RaceEntry).where(RaceEntry.race_id == open_race))
+    count = session.execute(delete(Race).where(Race.id == race_id, Race.status == "open")).rowcount  # type: ignore[attr-defined]
+    session.commit()
+    return bool(count)
