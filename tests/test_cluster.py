@@ -202,10 +202,10 @@ async def play(conn: Connection, moves: tuple[str, ...] | list[str]) -> int:
     return len(moves)
 
 
-async def test_a_race_made_on_one_node_is_joined_through_another_and_finished_there(
+async def test_a_race_made_on_one_node_is_joined_through_the_others_and_finished_there(
     cluster: Callable[..., Node], pg: Database
 ) -> None:
-    a, b = cluster("a"), cluster("b")
+    a, b, c = cluster("a"), cluster("b"), cluster("c")
     host = await player(a, "Hostess")
     room = await host.request({"type": "create_race", "game": GAME, "deal": DEAL, "private": False})
     code = room["race"]["code"]
@@ -218,28 +218,37 @@ async def test_a_race_made_on_one_node_is_joined_through_another_and_finished_th
     refused = await raw.request({"type": "join_race", "code": code})
     assert refused["code"] == "race_elsewhere" and refused["url"] == a.url and refused["race"] == code, refused
     await raw.close()
-    # The client library follows it: the guest, connected to b, ends up in a's room.
-    guest = await player(b, "Guest")
-    assert (await guest.request({"type": "join_race", "code": code}))["type"] == "room"
+    # The client library follows it: racers connected to b and to c end up in a's room.
+    guest, third = await player(b, "Guest"), await player(c, "Third")
+    for conn in (guest, third):
+        assert (await conn.request({"type": "join_race", "code": code}))["type"] == "room"
+        assert conn.at == ws_url(a.url)
     assert (await host.request({"type": "start_race"}))["type"] in ("room", "countdown")
-    await started(host), await started(guest)
+    await started(host), await started(guest), await started(third)
     await play(host, LINE)
     await play(guest, LINE)
+    await play(third, LINE[:3])
+    assert (await third.request({"type": "resign"}))["type"] in ("progress", "move_result")
     await until(lambda: _finished(pg, code), 10)
-    assert await results_of(pg, code) == [("won", len(LINE)), ("won", len(LINE))]
+    assert await results_of(pg, code) == [("resigned", 3), ("won", len(LINE)), ("won", len(LINE))]
     # The finished race, asked for through b, comes from the database.
     other = await player(b, "Latecomer")
     assert (await other.request({"type": "join_race", "code": code}))["code"] == "no_such_race"
-    # Every node reads the same boards and daily challenges.
-    boards, dailies = [], []
-    for conn in (host, listing):  # on a, on b
+    # Every node reads the same boards, daily challenges and profiles.
+    readers = [await player(node, f"Reader-{node.node_id}") for node in (a, b, c)]
+    guest_id = await scalar(pg, "SELECT id FROM players WHERE name = ?", "Guest")
+    boards, dailies, profiles = [], [], []
+    for conn in readers:
         board = await conn.request({"type": "leaderboard", "board": "deal", "game": GAME, "deal": DEAL})
         boards.append([(e["name"], e["time_ms"]) for e in board["entries"]])
         daily = await conn.request({"type": "daily"})
         dailies.append([(c["game"], c["deal"]) for c in daily["challenges"]])
-    assert boards[0] == boards[1] and sorted(n for n, _ in boards[0]) == ["Guest", "Hostess"]
-    assert dailies[0] == dailies[1] and len(dailies[0]) == 7
-    for conn in (host, guest, listing, other):
+        profile = await conn.request({"type": "profile", "player_id": guest_id})
+        profiles.append((profile["player"]["name"], [(g["game"], g["games"], g["wins"]) for g in profile["games"]]))
+    assert boards[0] == boards[1] == boards[2] and sorted(n for n, _ in boards[0]) == ["Guest", "Hostess", "Third"]
+    assert dailies[0] == dailies[1] == dailies[2] and len(dailies[0]) == 7
+    assert profiles == [("Guest", [(GAME, 1, 1)])] * 3
+    for conn in (host, guest, third, listing, other, *readers):
         await conn.close()
 
 
