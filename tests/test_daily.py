@@ -32,9 +32,9 @@ class WallClock:
 
 
 @pytest.fixture
-async def daily_app(tmp_path: Path) -> AsyncIterator[tuple[App, WallClock]]:
+async def daily_app(tmp_path: Path, database: Database) -> AsyncIterator[tuple[App, WallClock]]:
     wall = WallClock(DAY)
-    app = await App.start(make_config(tmp_path), wall_clock=wall)
+    app = await App.start(make_config(tmp_path, db_url=database.url), wall_clock=wall)
     try:
         yield app, wall
     finally:
@@ -63,6 +63,7 @@ async def finish(client: Client, moves: list[str] | None) -> dict[str, Any]:
     return await client.expect("race_finished")
 
 
+@ON_BOTH_DATABASES
 async def test_day_rollover_changes_the_deal_and_keeps_yesterday(daily_app: tuple[App, WallClock]) -> None:
     app, wall = daily_app
     ann = await player(app, "ann")
@@ -102,6 +103,7 @@ async def test_day_rollover_changes_the_deal_and_keeps_yesterday(daily_app: tupl
         await ann.close()
 
 
+@ON_BOTH_DATABASES
 async def test_two_players_same_daily_one_ranked_attempt_each(daily_app: tuple[App, WallClock]) -> None:
     app, wall = daily_app
     wall.now = WINNABLE_DAY  # its Cruel daily has a winning line the test solver finds
@@ -138,6 +140,7 @@ async def test_two_players_same_daily_one_ranked_attempt_each(daily_app: tuple[A
         await bob.close()
 
 
+@ON_BOTH_DATABASES
 async def test_disconnect_does_not_stop_the_daily_clock(daily_app: tuple[App, WallClock]) -> None:
     app, _ = daily_app
     ann = await player(app, "ann")
@@ -155,6 +158,7 @@ async def test_disconnect_does_not_stop_the_daily_clock(daily_app: tuple[App, Wa
         await back.close()
 
 
+@ON_BOTH_DATABASES
 async def test_a_new_connection_resumes_an_attempt_its_older_one_is_starting(
     daily_app: tuple[App, WallClock]
 ) -> None:
@@ -230,6 +234,7 @@ async def test_a_start_daily_waiting_at_shutdown_starts_no_new_choice(tmp_path: 
             await app.stop()
 
 
+@ON_BOTH_DATABASES
 async def test_todays_daily_deal_cannot_be_practised_in_a_race(daily_app: tuple[App, WallClock]) -> None:
     app, _ = daily_app
     ann = await player(app, "ann")
@@ -241,6 +246,7 @@ async def test_todays_daily_deal_cannot_be_practised_in_a_race(daily_app: tuple[
         await ann.close()
 
 
+@ON_BOTH_DATABASES
 async def test_http_api_answers_match_the_protocol(daily_app: tuple[App, WallClock]) -> None:
     app, _ = daily_app
     ann, bob = await player(app, "ann"), await player(app, "bob")

@@ -16,7 +16,8 @@ from typing import Any
 from solitaire_race.app import App
 from solitaire_race.race_clock import RaceClock
 
-from .conftest import Client, make_config
+from .conftest import ON_BOTH_DATABASES, Client, make_config
+from .databases import Database
 from .test_crash import DEAL, GAME, LINE, Server, connect
 
 
@@ -173,10 +174,14 @@ async def _review_cli(app: App, *args: str, code: int = 0) -> str:
     return done.stdout if code == 0 else done.stderr
 
 
-async def test_the_attacks_are_held_off_the_boards_and_an_operator_reviews_them(tmp_path: Path) -> None:
+@ON_BOTH_DATABASES
+async def test_the_attacks_are_held_off_the_boards_and_an_operator_reviews_them(
+    tmp_path: Path, database: Database
+) -> None:
     from .test_daily import WINNABLE_DAY, WallClock, player, winning_line
 
-    app = await App.start(make_config(tmp_path, fair_play_holds=True), wall_clock=WallClock(WINNABLE_DAY))
+    config = make_config(tmp_path, fair_play_holds=True, db_url=database.url)
+    app = await App.start(config, wall_clock=WallClock(WINNABLE_DAY))
     ann, bob = await player(app, "ann"), await player(app, "bob")
     try:
         started = await ann.request({"type": "start_daily", "game": "cruel"})
@@ -231,10 +236,12 @@ async def test_the_attacks_are_held_off_the_boards_and_an_operator_reviews_them(
         await app.stop()
 
 
-async def test_a_win_at_a_persons_pace_goes_on_the_board(tmp_path: Path) -> None:
+@ON_BOTH_DATABASES
+async def test_a_win_at_a_persons_pace_goes_on_the_board(tmp_path: Path, database: Database) -> None:
     from .test_daily import WINNABLE_DAY, WallClock, player, winning_line
 
-    app = await App.start(make_config(tmp_path, fair_play_holds=True), wall_clock=WallClock(WINNABLE_DAY))
+    config = make_config(tmp_path, fair_play_holds=True, db_url=database.url)
+    app = await App.start(config, wall_clock=WallClock(WINNABLE_DAY))
     ann = await player(app, "ann")
     try:
         started = await ann.request({"type": "start_daily", "game": "cruel"})

@@ -15,7 +15,8 @@ import pytest
 from solitaire_race.app import App
 from solitaire_race.engine import all_games, get_game, view_changes
 
-from .conftest import TEST_SECRET, Client, make_config, progress_entries
+from .conftest import ON_BOTH_DATABASES, TEST_SECRET, Client, make_config, progress_entries
+from .databases import Database
 from .support import winnable_deal
 
 SECRET = TEST_SECRET.encode()
@@ -93,6 +94,7 @@ async def test_a_spectator_sees_the_standings_and_never_a_card(app: App, clients
     assert not problems, problems
 
 
+@ON_BOTH_DATABASES
 async def test_watching_a_finished_race_a_missing_one_and_leaving(app: App, clients: Any) -> None:
     ann = await clients("ann")
     room = await ann.request({"type": "create_race", "game": "cruel", "deal": 1})
@@ -196,12 +198,13 @@ async def test_live_boards_show_spectators_every_board_as_it_is_played(
     assert profile["games"] == [], profile
 
 
-async def test_live_boards_outlive_a_restart_and_pass_to_the_rematch(tmp_path: Path) -> None:
+@ON_BOTH_DATABASES
+async def test_live_boards_outlive_a_restart_and_pass_to_the_rematch(tmp_path: Path, database: Database) -> None:
     """The race's live boards are stored with it: a restart brings them back (the boards
     where the racer's durable moves left them), and its rematch shows boards too."""
     game = get_game("cruel")
     deal, line = winnable_deal("cruel", SECRET)
-    config = make_config(tmp_path)
+    config = make_config(tmp_path, db_url=database.url)
     app = await App.start(config)
     ann = await Client.connect(app)
     try:
@@ -236,6 +239,7 @@ async def test_live_boards_outlive_a_restart_and_pass_to_the_rematch(tmp_path: P
         await app.stop()
 
 
+@ON_BOTH_DATABASES
 async def test_a_connection_that_races_in_the_race_it_watches_gets_each_message_once(
     app: App, clients: Any
 ) -> None:
@@ -263,6 +267,7 @@ async def test_a_connection_that_races_in_the_race_it_watches_gets_each_message_
         assert statuses.count("running") == 1 and statuses.count("finished") == 1, statuses
 
 
+@ON_BOTH_DATABASES
 async def test_spectators_of_a_lobby_everyone_left_are_told(app: App, clients: Any) -> None:
     ann = await clients("ann")
     code = (await ann.request({"type": "create_race", "game": "cruel", "deal": 1}))["race"]["code"]
