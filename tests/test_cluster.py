@@ -654,10 +654,16 @@ async def _move_once(conn: Connection, move: str) -> dict[str, Any] | None:
 
 
 async def test_a_lobby_outlives_its_node_with_its_players(cluster: Callable[..., Node], pg: Database) -> None:
-    a, b = cluster("a"), cluster("b")
+    """Killed during the lobby's countdown: the lobby comes back on another node with its
+    players, as after a restart (recovery.py), and its creator starts it anew."""
+    a, b = cluster("a", "--countdown", "30"), cluster("b")
     host, guest = await player(a, "Hostess"), await player(a, "Guest")
     code = (await host.request({"type": "create_race", "game": GAME, "deal": DEAL}))["race"]["code"]
     assert (await guest.request({"type": "join_race", "code": code}))["type"] == "room"
+    await until(lambda: _entries(pg, code, 2))
+    assert (await host.request({"type": "start_race"}))["type"] in ("room", "countdown")
+    while (await guest.next_event(timeout=TIMEOUT))["type"] != "countdown":
+        pass
     a.signal(signal.SIGKILL)
     for conn in (host, guest):
         await closed(conn)
@@ -665,6 +671,7 @@ async def test_a_lobby_outlives_its_node_with_its_players(cluster: Callable[...,
     # The first to ask finds it orphaned (once the lease runs out) and b adopts it.
     room = await until(lambda: _joined(host, code))
     assert {p["name"] for p in room["race"]["players"]} == {"Hostess", "Guest"}
+    assert room["race"]["status"] == "lobby"
     assert (await guest.request({"type": "join_race", "code": code}))["type"] == "room"
     assert (await host.request({"type": "start_race"}))["type"] in ("room", "countdown")
     await started(host), await started(guest)
