@@ -301,7 +301,8 @@ async def failover_rounds(args: argparse.Namespace, urls: list[str], restart: An
             if m.back_at is not None and m.code in still:
                 rooms[m.code] = max(rooms.get(m.code, 0.0), m.back_at - killed_at)
         lost = sum(m.lost for m in movers)
-        worst = max(rooms.values()) if rooms else float("nan")
+        # A room that never moved again within the minute is the worst of all: no time.
+        worst = max(rooms.values()) if rooms and len(rooms) == len(still) else float("inf")
         rounds.append({"round": round_no, "rooms": len(still), "rooms_back": len(rooms), "worst_s": worst,
                        "median_s": statistics.median(rooms.values()) if rooms else float("nan"), "lost": lost})
         print(f"round {round_no:>2}: {len(rooms)} of {len(still)} rooms moving again, the last {worst:.1f} s "
