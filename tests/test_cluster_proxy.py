@@ -24,15 +24,12 @@ from solitaire_race.client.connection import Connection
 
 from .browser.conftest import browser  # noqa: F401  # the fixture, for the browser test
 from .browser.racer import Racer, perform
-from .conftest import TEST_SECRET, TIMEOUT
-from .databases import Database
-from .support import winnable_deal
-from .test_cluster import (
+from .cluster_support import (
     Node,
-    _finished,
-    _held_by,
     closed,
     cluster,  # noqa: F401  # the fixture
+    finished,
+    held_by,
     id_of,
     pg,  # noqa: F401  # the fixture
     play,
@@ -41,6 +38,9 @@ from .test_cluster import (
     started,
     until,
 )
+from .conftest import TEST_SECRET, TIMEOUT
+from .databases import Database
+from .support import winnable_deal
 
 REPO = Path(__file__).resolve().parents[1]
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
@@ -91,7 +91,7 @@ class Proxy:
 
 
 @pytest.fixture
-def site(cluster: Callable[..., Node], tmp_path: Path) -> Iterator[Callable[..., tuple[str, dict[str, Node]]]]:  # noqa: F811
+def site(cluster: Callable[..., Node], tmp_path: Path) -> Iterator[Callable[..., tuple[str, dict[str, Node]]]]:
     """Three nodes behind nginx: returns (the site's websocket URL, the nodes by id)."""
     proxies: list[Proxy] = []
 
@@ -115,16 +115,16 @@ def site(cluster: Callable[..., Node], tmp_path: Path) -> Iterator[Callable[...,
         proxy.stop()
 
 
-async def owner(pg: Database, code: str, nodes: dict[str, Node]) -> Node:  # noqa: F811
+async def owner(pg: Database, code: str, nodes: dict[str, Node]) -> Node:
     race_id = await id_of(pg, code)
     for node_id, node in nodes.items():
-        if await _held_by(pg, race_id, node_id):
+        if await held_by(pg, race_id, node_id):
             return node
     raise AssertionError(f"no node holds race {code}")
 
 
 async def test_through_the_proxy_a_race_is_joined_and_outlives_its_node(
-    site: Callable[..., tuple[str, dict[str, Node]]], pg: Database  # noqa: F811
+    site: Callable[..., tuple[str, dict[str, Node]]], pg: Database
 ) -> None:
     game = "perseverance"
     deal, line = winnable_deal(game, TEST_SECRET.encode())
@@ -155,14 +155,14 @@ async def test_through_the_proxy_a_race_is_joined_and_outlives_its_node(
     print(f"through nginx: a move acknowledged {time.monotonic() - killed:.1f} s after the SIGKILL")
     await play(host, line[11:])
     await play(guest, line[5:])
-    await until(lambda: _finished(pg, code), 10)
+    await until(lambda: finished(pg, code), 10)
     assert await results_of(pg, code) == [("won", len(line)), ("won", len(line))]
     await host.close()
     await guest.close()
 
 
 async def test_the_web_client_follows_its_race_to_its_node_and_through_its_failover(
-    site: Callable[..., tuple[str, dict[str, Node]]], pg: Database, browser: Browser  # noqa: F811
+    site: Callable[..., tuple[str, dict[str, Node]]], pg: Database, browser: Browser
 ) -> None:
     game = "cruel"
     deal, line = winnable_deal(game, TEST_SECRET.encode())
@@ -211,7 +211,7 @@ async def test_the_web_client_follows_its_race_to_its_node_and_through_its_failo
 
 
 async def test_nodes_killed_again_and_again_every_race_ends_with_each_acknowledged_move_once(
-    site: Callable[..., tuple[str, dict[str, Node]]], pg: Database  # noqa: F811
+    site: Callable[..., tuple[str, dict[str, Node]]], pg: Database
 ) -> None:
     game = "perseverance"
     deal, line = winnable_deal(game, TEST_SECRET.encode())
@@ -273,7 +273,7 @@ async def test_nodes_killed_again_and_again_every_race_ends_with_each_acknowledg
         owners = set()
         for code in codes:
             race_id = await id_of(pg, code)
-            owners |= {n for n in nodes if not await _finished(pg, code) and await _held_by(pg, race_id, n)}
+            owners |= {n for n in nodes if not await finished(pg, code) and await held_by(pg, race_id, n)}
         if not owners:
             break
         victim = nodes[rng.choice(sorted(owners))]
@@ -286,7 +286,7 @@ async def test_nodes_killed_again_and_again_every_race_ends_with_each_acknowledg
     # between the choice of the node and the kill, so not one adoption per kill).
     assert kills >= 2 and sum(node.events("race_adopted") for node in nodes.values()) >= 1
     for code in codes:
-        await until(functools.partial(_finished, pg, code), 20)
+        await until(functools.partial(finished, pg, code), 20)
         rows = await results_of(pg, code)
         assert rows == [("won", len(line)), ("won", len(line))], (code, rows)
         race_id = await id_of(pg, code)

@@ -12,7 +12,6 @@ callback.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import json
 import logging
@@ -228,12 +227,14 @@ class Interpreter:
     async def _record_start_retried(self, room: Room, player_ids: tuple[int, ...]) -> None:
         for attempt in range(START_ATTEMPTS):
             try:
-                # RaceStateError: an attempt reported failed had committed: it is running.
-                with contextlib.suppress(RaceStateError):
-                    await self.store.mark_race_started(
-                        room.race_id, self.wall_clock(), list(player_ids), self.lobby_epochs.get(room.race_id)
-                    )
-                epoch = await self.store.claim_race(room.race_id, self.lobby_epochs.get(room.race_id))
+                lobby_epoch = self.lobby_epochs.get(room.race_id)
+                try:
+                    await self.store.mark_race_started(room.race_id, self.wall_clock(), list(player_ids), lobby_epoch)
+                except Fenced:
+                    raise  # (a RaceStateError too) another node adopted the lobby
+                except RaceStateError:
+                    pass  # an attempt reported failed had committed: it is running
+                epoch = await self.store.claim_race(room.race_id, lobby_epoch)
             except StorageUnavailable as exc:
                 event(
                     log, "race_start_not_saved", logging.WARNING,

@@ -19,7 +19,7 @@ from collections.abc import Collection
 from .engine import IllegalMove, NotationError
 from .observe import event
 from .races import Races
-from .store import NotFound, RaceRecord
+from .store import Fenced, NotFound, RaceRecord
 
 log = logging.getLogger("solitaire_race.races")
 
@@ -36,7 +36,7 @@ async def recover(races: Races, only: Collection[int] | None = None) -> None:
             claimed[race_id] = await store.claim_race(race_id)
     now, wall = races.clock(), races.wall_clock()
     for lobby in await store.open_races(only):
-        await _recover_lobby(races, lobby.race, lobby.players, now)
+        await _recover_lobby(races, lobby.race, lobby.players, now, claimed.get(lobby.race.id))
     for saved in await store.running_races(only):
         race = saved.race
         game = races.queries.games.get(race.game)
@@ -63,24 +63,32 @@ async def recover(races: Races, only: Collection[int] | None = None) -> None:
         await races.interpreter.run(room, closing + room.tick(now))
 
 
-async def _recover_lobby(races: Races, race: RaceRecord, players: tuple[tuple[int, str], ...], now: float) -> None:
+async def _recover_lobby(
+    races: Races, race: RaceRecord, players: tuple[tuple[int, str], ...], now: float, epoch: int | None
+) -> None:
     """A lobby (or a countdown, which comes back as a lobby) left by a restart: back with
-    its players, who have the grace period to return; an empty one is deleted."""
+    its players, who have the grace period to return; an empty one is deleted (adopted:
+    only while ``epoch``, this node's claim, is still its)."""
     if race.kind == "daily":
         # Died between claiming the attempt and recording its start: the player may have
         # seen the deal, so the claim stands (its row keeps the race) and nothing resumes.
         return
     game = races.queries.games.get(race.game)
     if game is None or not players:
-        await races.store.abandon_race(race.id)
+        await _abandon(races, race.id, epoch)
         return
     try:
         ghost = await races.ghost_for(race)
     except ValueError as exc:  # a practice lobby whose run is gone: not brought back (it never started)
         event(log, "lobby_not_resumed", logging.ERROR, race=race.id, code=race.code, reason=str(exc))
-        await races.store.abandon_race(race.id)
+        await _abandon(races, race.id, epoch)
         return
     room = races.new_room(race, game, race.time_limit_s, series=await races.series_of(race), ghost=ghost)
     room.restore_lobby(players, now)
     event(log, "lobby_resumed", race=race.id, code=race.code, game=race.game, players=[pid for pid, _ in players])
     races.interpreter.schedule(room)
+
+
+async def _abandon(races: Races, race_id: int, epoch: int | None) -> None:
+    with contextlib.suppress(Fenced):  # another node adopted the lobby since: it is that node's
+        await races.store.abandon_race(race_id, epoch)

@@ -228,6 +228,7 @@ def abandon(session: Session, race_id: int, epoch: int | None = None) -> bool:
         try:
             check_epoch(session, race_id, epoch)
         except NotFound:
+            session.rollback()
             return False
     # Its entrants first: they refer to the race. Nothing is deleted unless it is open.
     open_race = select(Race.id).where(Race.id == race_id, Race.status == "open").scalar_subquery()
