@@ -1,5 +1,5 @@
-"""Names through the real server: websocket clients on 127.0.0.1, a real SQLite file, the
-real migrations. Names with control or invisible characters are refused (``bad_name``)
+"""Names through the real server: websocket clients on 127.0.0.1, a real SQLite file and a
+real PostgreSQL, the real migrations. Names with control or invisible characters are refused (``bad_name``)
 and never reach another player; a name is kept in one form; names that look alike are one
 name, decided by the database's unique key even when two players ask at once (and even
 from two writers on one database); players stored before the rules still sign in."""
@@ -18,7 +18,8 @@ from solitaire_race.app import App
 from solitaire_race.store import Store, hash_token
 from solitaire_race.store.migrate import alembic_config
 
-from .conftest import Client, make_config
+from .conftest import ON_BOTH_DATABASES, Client, make_config
+from .databases import Database
 
 HOSTILE = "\x1b]0;pwned\x07\x1b[2J"  # sets the terminal's title, then clears the screen
 REFUSED = [
@@ -27,13 +28,14 @@ REFUSED = [
 ]  # fmt: skip
 
 
-def players(app: App) -> list[tuple[Any, ...]]:
-    path = app.config.db_url.removeprefix("sqlite+aiosqlite:///")
-    with sqlite3.connect(path) as db:
-        return db.execute("SELECT id, name, name_key FROM players ORDER BY id").fetchall()
+async def players(database: Database) -> list[tuple[Any, ...]]:
+    return await database.query("SELECT id, name, name_key FROM players ORDER BY id")
 
 
-async def test_names_with_control_or_invisible_characters_are_refused(app: App, clients: Any) -> None:
+@ON_BOTH_DATABASES
+async def test_names_with_control_or_invisible_characters_are_refused(
+    app: App, clients: Any, database: Database
+) -> None:
     ann = await clients("ann")
     code = (await ann.request({"type": "create_race", "game": "cruel"}))["race"]["code"]
     newcomer = await clients()
@@ -49,10 +51,13 @@ async def test_names_with_control_or_invisible_characters_are_refused(app: App, 
     bob = await clients("bob")
     room = await bob.request({"type": "join_race", "code": code})
     assert [p["name"] for p in room["race"]["players"]] == ["ann", "bob"]
-    assert [name for _, name, _ in players(app)] == ["ann", "bob"]
+    assert [name for _, name, _ in await players(database)] == ["ann", "bob"]
 
 
-async def test_a_name_is_kept_in_one_form_and_look_alikes_are_one_name(app: App, clients: Any) -> None:
+@ON_BOTH_DATABASES
+async def test_a_name_is_kept_in_one_form_and_look_alikes_are_one_name(
+    app: App, clients: Any, database: Database
+) -> None:
     ann = await clients()
     welcome = await ann.hello("  \uff41\uff4e\uff4e   B.\u3000")  # full-width, extra spaces
     assert welcome["player"]["name"] == "ann B."
@@ -73,10 +78,13 @@ async def test_a_name_is_kept_in_one_form_and_look_alikes_are_one_name(app: App,
     # A player may rename to a name that looks like its own.
     again = await clients()
     assert (await again.hello("Ann b.", token=ann.token))["player"] == {"id": ann.player["id"], "name": "Ann b."}
-    assert players(app) == [(1, "Ann b.", "ann b."), (2, "Zo\u00eb", "zoe\u0308")]
+    assert await players(database) == [(1, "Ann b.", "ann b."), (2, "Zo\u00eb", "zoe\u0308")]
 
 
-async def test_two_players_racing_for_look_alike_names_get_one_of_them(app: App, clients: Any) -> None:
+@ON_BOTH_DATABASES
+async def test_two_players_racing_for_look_alike_names_get_one_of_them(
+    app: App, clients: Any, database: Database
+) -> None:
     # Case alone first: the server used to read, then write, and let both through.
     pairs = [("dave", "DAVE"), ("eve", "eve"), ("fay", "Fay"), ("ann", "\u0430nn"), ("carol", "\uff43arol")]
     for one, other in pairs:
@@ -84,7 +92,7 @@ async def test_two_players_racing_for_look_alike_names_get_one_of_them(app: App,
         replies = await asyncio.gather(first.hello(one), second.hello(other))
         assert sorted(r["type"] for r in replies) == ["error", "welcome"], (one, other, replies)
         assert next(r for r in replies if r["type"] == "error")["code"] == "name_taken"
-    assert len(players(app)) == len(pairs)
+    assert len(await players(database)) == len(pairs)
 
 
 async def test_two_writers_on_one_database_give_a_name_once(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from solitaire_race.app import App
 from solitaire_race.engine import get_game
 from solitaire_race.tui.render import render_view
 
-from .conftest import TEST_SECRET
+from .conftest import ON_BOTH_DATABASES, TEST_SECRET
 from .support import winnable_deal
 
 SECRET = TEST_SECRET.encode()
@@ -25,6 +25,7 @@ async def watch(app: App, *args: str) -> subprocess.CompletedProcess[str]:
     return await asyncio.to_thread(subprocess.run, command, capture_output=True, text=True, timeout=60)
 
 
+@ON_BOTH_DATABASES
 async def test_a_finished_race_is_watched_in_the_terminal(app: App, clients: Any) -> None:
     ann, bob = await clients("ann"), await clients("bob")
     room = await ann.request({"type": "create_race", "game": "cruel", "deal": DEAL})
