@@ -68,6 +68,7 @@ from typing import Any
 
 import databases  # bench/databases.py
 import load  # bench/load.py: the load generator, and its server processes
+from racers import GAME, SOLVED_DEALS, Player, solved_deals  # bench/racers.py: the generator's racers
 
 DEFAULT_DB = "postgresql+asyncpg://postgres@127.0.0.1:5432/solitaire_bench_cluster"
 DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
@@ -197,7 +198,7 @@ class Mover:
 
     def __init__(self, conn: Any, code: str, view: dict[str, Any], rng: random.Random, line: list[str]) -> None:
         self.conn, self.code, self.rng, self.line = conn, code, rng, line
-        self.player = load.Player(view, rng, line)
+        self.player = Player(view, rng, line)
         self.acked = 0  # moves the server acknowledged
         self.lost = 0
         self.back_at: float | None = None  # when a move was acknowledged after the last kill
@@ -245,7 +246,7 @@ class Mover:
                         break
                 self.lost += max(0, self.acked - event["moves"])
                 # On from the position as the server has it: its move count is our place in the line.
-                self.player = load.Player(event["view"], self.rng, self.line[event["moves"]:])
+                self.player = Player(event["view"], self.rng, self.line[event["moves"]:])
                 self.acked = event["moves"]
                 return
             except Exception:
@@ -258,7 +259,7 @@ async def failover_rounds(args: argparse.Namespace, urls: list[str], restart: An
 
     rng = random.Random(1)
     # Winning lines (~100 moves): at a move every 2 s no game ends within ten rounds.
-    pool = load.solved_deals(load.SOLVED_DEALS)
+    pool = solved_deals(SOLVED_DEALS)
     movers: list[Mover] = []
     owner = 0
     for room in range(args.failover_rooms):
@@ -266,7 +267,7 @@ async def failover_rounds(args: argparse.Namespace, urls: list[str], restart: An
         for conn, who in ((host, "h"), (guest, "g")):
             await conn.request({"type": "hello", "name": f"fo-{room}-{who}"})
         deal, line = pool[room % len(pool)]
-        reply = await host.request({"type": "create_race", "game": load.GAME, "deal": deal})
+        reply = await host.request({"type": "create_race", "game": GAME, "deal": deal})
         code = reply["race"]["code"]
         await guest.request({"type": "join_race", "code": code})
         await host.request({"type": "start_race"})
@@ -352,7 +353,7 @@ async def routing_rounds(urls: list[str], redis: str, count: int) -> dict[str, A
         for how, url in (("direct", urls[0]), ("redirected", urls[1])):
             guest = await Connection.open(url)
             await guest.request({"type": "hello", "name": f"route-{how[0]}{i}"})
-            code = (await host.request({"type": "create_race", "game": load.GAME}))["race"]["code"]
+            code = (await host.request({"type": "create_race", "game": GAME}))["race"]["code"]
             started = time.perf_counter()
             reply = await guest.request({"type": "join_race", "code": code})
             times[how].append(time.perf_counter() - started)

@@ -35,7 +35,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from load import GENERATOR_CPU, SERVER_CPU, WsClient, pinned_to, read_frame, warm_up, websocket_url, ws_connect
+from load import GENERATOR_CPU, SERVER_CPU, pinned_to, warm_up, websocket_url
+from ws_client import WsClient, read_frame, ws_connect
 
 PROBE_INTERVAL_S = 0.1  # per prober: 10 pings a second, half the default rate limit
 FLOOD_TIMEOUT_S = 10.0  # a flooder the server never closes is given up after this long

@@ -59,7 +59,7 @@ def winning_lines(count: int) -> list[tuple[int, list[str]]]:
     the load benchmark's solver player's deals, with no time budget to make them vary."""
     if str(HERE) not in sys.path:
         sys.path.insert(0, str(HERE))
-    from load import solved_deals
+    from racers import solved_deals
 
     return solved_deals(count, secret=SECRET, time_budget_s=600)
 

@@ -37,7 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from load import GAME, SECRET, Player, Racer, raise_fd_limit, rss_bytes, ws_connect
+from load import raise_fd_limit, rss_bytes
+from racers import GAME, SECRET, Player, Racer
+from ws_client import ws_connect
 
 
 def start_server(db: Path) -> tuple[subprocess.Popen[str], str, str]:

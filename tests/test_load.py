@@ -18,10 +18,12 @@ from .conftest import make_config
 
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "load.py"
 INSTRUCTIONS = BENCH.with_name("instructions.py")
+sys.path.insert(0, str(BENCH.parent))  # the benchmark's modules import each other by name
 spec = importlib.util.spec_from_file_location("bench_load", BENCH)
 load = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-sys.modules["bench_load"] = load  # msgspec resolves the module's annotations through it
+sys.modules["bench_load"] = load
 spec.loader.exec_module(load)  # type: ignore[union-attr]
+racers = sys.modules["racers"]  # bench/racers.py, imported by load: the racers and their pacing
 
 
 @pytest.fixture
@@ -35,7 +37,9 @@ async def open_app(tmp_path: Path) -> AsyncIterator[App]:
 
 @pytest.mark.parametrize("room", [2, 8])
 async def test_fifty_racers_play_whole_races(open_app: App, room: int) -> None:
-    result: dict[str, Any] = await load.generate(open_app.ws_url, "race", 50, room, seconds=2.0, rate=None, warmup=0.2)
+    result: dict[str, Any] = await racers.generate(
+        open_app.ws_url, "race", 50, room, seconds=2.0, rate=None, warmup=0.2
+    )
     assert result["error_count"] == 0, result["errors"]
     assert result["samples"] > 100 and result["races_finished"] >= 50 // room
     assert 0 <= result["races_before_deadline"] <= result["races_finished"]
@@ -54,16 +58,16 @@ async def test_fifty_racers_play_whole_races(open_app: App, room: int) -> None:
 
 async def test_solver_players_follow_winning_lines_to_wins(tmp_path: Path) -> None:
     # The generator deals with the bench server's secret to find its lines.
-    app = await App.start(make_config(tmp_path, secret=load.SECRET, countdown_s=0, rate_per_s=1e12, rate_burst=10**9))
+    app = await App.start(make_config(tmp_path, secret=racers.SECRET, countdown_s=0, rate_per_s=1e12, rate_burst=10**9))
     try:
         # Six rooms on the generator's solved deals, following their lines.
-        result: dict[str, Any] = await load.generate(
+        result: dict[str, Any] = await racers.generate(
             app.ws_url, "race", 48, 8, seconds=3.0, rate=None, player="solver", warmup=0.2
         )
     finally:
         await app.stop()
     assert result["error_count"] == 0, result["errors"]  # every move of every line accepted
-    assert result["solved_deals"] == load.SOLVED_DEALS
+    assert result["solved_deals"] == racers.SOLVED_DEALS
     db = Path(app.config.db_url.split("///", 1)[1])
     with sqlite3.connect(db) as conn:
         won = conn.execute("SELECT count(*) FROM results WHERE outcome = 'won'").fetchone()[0]
@@ -79,7 +83,7 @@ async def test_the_echo_baseline_gets_every_message_back() -> None:
 
     async with serve(echo, "127.0.0.1", 0, compression=None) as server:
         port = next(iter(server.sockets)).getsockname()[1]
-        result = await load.generate(f"ws://127.0.0.1:{port}/ws", "echo", 10, 2, seconds=0.5, rate=None, warmup=0.1)
+        result = await racers.generate(f"ws://127.0.0.1:{port}/ws", "echo", 10, 2, seconds=0.5, rate=None, warmup=0.1)
     assert result["error_count"] == 0 and result["samples"] > 10
 
 
@@ -104,7 +108,7 @@ async def test_a_paced_racer_never_uses_a_slot_twice() -> None:
     import time
 
     interval = 0.05
-    pacer = load.Pacer(time.perf_counter(), interval, 0.0)
+    pacer = racers.Pacer(time.perf_counter(), interval, 0.0)
     await pacer.wait()  # the first slot from now
     first = pacer.slot
     await pacer.wait()  # at once again: the next slot, not the same one a second time
