@@ -261,6 +261,6 @@ def pytest_asyncio_loop_factories(
     import uvloop
 
     factories: dict[str, Callable[[], asyncio.AbstractEventLoop]] = {"uvloop": uvloop.new_event_loop}
-    if getattr(getattr(item, "module", None), "__name__", "").endswith("test_server"):
+    if getattr(getattr(item, "module", None), "__name__", "").endswith(("test_server", "test_server_frames")):
         factories["asyncio"] = asyncio.new_event_loop
     return factories
