@@ -171,14 +171,13 @@ def scaling(args: argparse.Namespace) -> list[dict[str, Any]]:
         one = runs.get(("1", label))
         for setup in setups:
             done = runs[(setup, label)]
-            med = {key: statistics.median(r[key] for r in done) for key in ("per_s", "per_cpu", "p50_us", "p99_us",
-                                                              "rss_per_racer_kib", "server_cpu")}
+            med = load.medians(done)
             efficiency = (med["per_cpu"] / statistics.median(r["per_cpu"] for r in one)
                           if one and setup.isdigit() else None)
             # Each round's own ratio too: the spread says how far one run can be trusted.
             ratios = ([r["per_cpu"] / o["per_cpu"] for r, o in zip(done, one, strict=True)]
                       if one and setup.isdigit() else [])
-            row = {"setup": setup, "load": label, "racers": racers_of(setup, args.racers, args.rooms), **med,
+            row = {**med, "setup": setup, "load": label, "racers": racers_of(setup, args.racers, args.rooms),
                    "cpu_us_per_move": 1e6 / med["per_cpu"], "efficiency": efficiency,
                    "efficiency_rounds": ratios, "runs": done}
             rows.append(row)

@@ -287,16 +287,22 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     return results
 
 
+def medians(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """The first run's figures, each number the median of the runs' (bench/cluster.py too)."""
+    merged = dict(results[0])
+    for key, value in results[0].items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            merged[key] = statistics.median(r[key] for r in results)
+    return merged
+
+
 def summarise(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     """One case's figures from its runs (``runs[kind][i]``, the i-th echo and race runs made
     back to back): per server the median of each figure, and the ratio as the median of the
     pairs' own ratios, since a pair shares the machine's mood of the moment."""
     out: dict[str, Any] = {"runs": runs}
     for kind, results in runs.items():
-        merged = dict(results[0])
-        for key, value in results[0].items():
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                merged[key] = statistics.median(r[key] for r in results)
+        merged = medians(results)
         merged["errors"] = [e for r in results for e in r.get("errors", [])][:20]
         merged["error_count"] = sum(r.get("error_count", 0) for r in results)
         out[kind] = merged
